@@ -1,0 +1,40 @@
+"""Sparse probability mappings and their Jacobian-vector products (NumPy).
+
+Every mapping takes an array-like of any shape and works along ``axis``
+(default -1); float32 stays float32, float64 stays float64 and integers
+become float64. ``-inf`` scores are masks (probability exactly 0). A slice
+that contains NaN or ``+inf``, or whose entries are all ``-inf``, raises a
+``ValueError`` naming the first such slice. No Python loop runs over slices
+and no K×K matrix is ever formed.
+
+=============================  ============================================
+:func:`softmax`                dense reference
+:func:`sparsemax`              Euclidean projection onto the simplex
+:func:`sparsemax_threshold`    its threshold and support size
+:func:`sparse_softmax`         softmax over the k largest scores
+:func:`entmax15`               1.5-entmax, exact (sort-based)
+:func:`entmax_bisect`          alpha-entmax for any alpha >= 1
+:func:`softmax_jvp`,           Jacobian-vector products, from the outputs
+:func:`sparsemax_jvp`,         (the Jacobians are symmetric: JVP = VJP)
+:func:`sparse_softmax_jvp`,
+:func:`entmax_jvp`
+=============================  ============================================
+"""
+
+from ._entmax import entmax15, entmax_bisect, entmax_jvp
+from ._softmax import softmax, softmax_jvp
+from ._sparse_softmax import sparse_softmax, sparse_softmax_jvp
+from ._sparsemax import sparsemax, sparsemax_jvp, sparsemax_threshold
+
+__all__ = [
+    "entmax15",
+    "entmax_bisect",
+    "entmax_jvp",
+    "softmax",
+    "softmax_jvp",
+    "sparse_softmax",
+    "sparse_softmax_jvp",
+    "sparsemax",
+    "sparsemax_jvp",
+    "sparsemax_threshold",
+]

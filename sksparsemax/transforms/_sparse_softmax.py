@@ -1,0 +1,138 @@
+"""Top-k sparse-softmax (Sun et al., 2021)."""
+
+import operator
+
+import numpy as np
+
+from ._softmax import softmax, softmax_jvp
+from ._validation import as_float_array, checked_row_max, from_rows, to_rows
+
+
+def _check_k(k):
+    try:
+        k_int = operator.index(k)
+    except TypeError:
+        raise TypeError(f"k must be an integer; got {k!r}.") from None
+    if k_int < 1:
+        raise ValueError(f"k must be at least 1; got k={k_int}.")
+    return k_int
+
+
+def top_k_mask(Z, k):
+    """Boolean mask of the ``k`` largest entries of each row of ``Z`` (n, K).
+
+    Ties at the k-th largest value are broken deterministically: among equal
+    scores the lowest index wins. Requires ``1 <= k < K``.
+    """
+    K = Z.shape[1]
+    kth = np.partition(Z, K - k, axis=1)[:, K - k : K - k + 1]
+    mask = Z > kth
+    missing = k - np.count_nonzero(mask, axis=1, keepdims=True)
+    ties = Z == kth
+    # Keep the first `missing` tied entries of each row (lowest index wins).
+    mask |= ties & (np.cumsum(ties, axis=1) <= missing)
+    return mask
+
+
+def sparse_softmax(z, k, axis=-1):
+    r"""Top-k sparse-softmax: softmax over the k largest scores, 0 elsewhere.
+
+    With :math:`\Omega_k(z)` the indices of the :math:`k` largest scores,
+
+    .. math::
+
+        p_i = \frac{\exp(z_i)}{\sum_{j \in \Omega_k(z)} \exp(z_j)}
+        \ \text{ if } i \in \Omega_k(z), \qquad p_i = 0 \text{ otherwise.}
+
+    Ties at the k-th largest score are broken deterministically: among equal
+    scores the entry with the lowest index is kept. ``k >= K`` is plain
+    :func:`softmax`.
+
+    Parameters
+    ----------
+    z : array_like
+        Scores (float32 kept, integers become float64; ``-inf`` entries are
+        masks).
+    k : int
+        Number of entries kept, ``k >= 1``.
+    axis : int, default=-1
+        Axis along which the distributions lie.
+
+    Returns
+    -------
+    p : ndarray
+        Same shape and floating dtype as ``z``; each slice has at most ``k``
+        nonzero entries (exactly ``min(k, K)`` when the scores are finite and
+        within ~700 of each other, beyond which ``exp`` underflows).
+
+    Raises
+    ------
+    ValueError
+        If ``k < 1``; if a slice contains NaN or ``+inf`` or is all ``-inf``.
+
+    See Also
+    --------
+    softmax, sparsemax, sparse_softmax_jvp
+
+    References
+    ----------
+    .. [1] J. Sun, Z. Yang, Y. Lu, J. Su and Y. Zhang, "Sparse-softmax: A
+       Simpler and Faster Alternative Softmax Transformation",
+       arXiv:2112.12433, 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sksparsemax.transforms import sparse_softmax
+    >>> sparse_softmax([np.log(3.0), 0.0, -1.0], k=2)
+    array([0.75, 0.25, 0.  ])
+    >>> sparse_softmax([1.0, 1.0, 1.0], k=2)  # tie: lowest indices win
+    array([0.5, 0.5, 0. ])
+    """
+    k = _check_k(k)
+    z = as_float_array(z)
+    Z, shape, axis_ = to_rows(z, axis)
+    if k >= Z.shape[1]:
+        return softmax(z, axis=axis)
+    zmax = checked_row_max(Z, shape)
+    mask = top_k_mask(Z, k)
+    with np.errstate(over="ignore"):
+        P = Z - zmax
+    np.exp(P, out=P, where=mask)
+    P[~mask] = 0
+    P /= P.sum(axis=1, keepdims=True)
+    return from_rows(P, shape, axis_)
+
+
+def sparse_softmax_jvp(p, v, axis=-1):
+    r"""Jacobian-vector product of top-k sparse-softmax, from its output.
+
+    Away from ties at the k-th score the top-k set is locally constant and the
+    Jacobian is the softmax Jacobian restricted to it:
+
+    .. math:: J v = p \odot v - p\,(p^\top v),
+
+    which is zero outside the support because :math:`p_i = 0` there. It is
+    symmetric, so this is also the vector-Jacobian product.
+
+    Parameters
+    ----------
+    p : array_like
+        Output of :func:`sparse_softmax`.
+    v : array_like
+        Tangent vectors, same shape as ``p``.
+    axis : int, default=-1
+        Axis along which the distributions lie.
+
+    Returns
+    -------
+    jv : ndarray
+        Same shape as ``p``.
+
+    Examples
+    --------
+    >>> from sksparsemax.transforms import sparse_softmax_jvp
+    >>> sparse_softmax_jvp([0.5, 0.5, 0.0], [1.0, 0.0, 7.0])
+    array([ 0.25, -0.25,  0.  ])
+    """
+    return softmax_jvp(p, v, axis=axis)

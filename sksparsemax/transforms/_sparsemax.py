@@ -1,0 +1,216 @@
+"""Sparsemax: the Euclidean projection onto the probability simplex."""
+
+import numpy as np
+
+from ._validation import (
+    as_float_array,
+    batch_from_rows,
+    checked_row_max,
+    from_rows,
+    pair_to_rows,
+    to_rows,
+)
+
+
+def _simplex_threshold(Zs):
+    """Threshold of the projection of each row of ``Zs`` onto the simplex.
+
+    ``Zs`` (n, K) holds scores shifted so that every row maximum is 0 (and
+    ``-inf`` masks).  The threshold solves ``sum_i [z_i - tau]_+ = 1``; it is
+    found by Newton's method on that piecewise-linear convex decreasing
+    function, started at its lower bound ``max z - 1 = -1``.  From the left,
+    Newton's iterates increase monotonically and reach the exact root in
+    finitely many steps: each step is ``tau = (sum_{z_i > tau} z_i - 1) / |S|``
+    and the iteration stops when the support ``S`` no longer changes, so the
+    result is exactly the closed form of Martins & Astudillo (2016) for the
+    final support.  Rows that have converged are dropped from later steps.
+
+    Returns
+    -------
+    tau : ndarray of shape (n,)
+        Threshold in the shifted units.
+    support_size : ndarray of shape (n,), dtype intp
+    """
+    n, K = Zs.shape
+    dtype = Zs.dtype
+    tau = np.empty(n, dtype=dtype)
+    size = np.empty(n, dtype=np.intp)
+    rows = np.arange(n)
+    sub = Zs
+    t = np.full(n, -1.0, dtype=dtype)
+    prev = None
+    # Newton converges in at most K steps (the support shrinks every step).
+    for _ in range(K + 1):
+        mask = sub > t[:, None]
+        cnt = np.count_nonzero(mask, axis=1)
+        t = (np.sum(sub, axis=1, where=mask) - 1) / cnt
+        t = t.astype(dtype, copy=False)
+        if prev is not None:
+            done = cnt == prev
+            tau[rows[done]] = t[done]
+            size[rows[done]] = cnt[done]
+            if done.all():
+                break
+            keep = ~done
+            rows, sub, t, cnt = rows[keep], sub[keep], t[keep], cnt[keep]
+        prev = cnt
+    return tau, size
+
+
+def _sparsemax_rows(z, axis, name="z"):
+    z = as_float_array(z, name)
+    Z, shape, axis = to_rows(z, axis, name)
+    zmax = checked_row_max(Z, shape, name)
+    with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
+        P = Z - zmax
+    tau, size = _simplex_threshold(P)
+    return P, zmax, tau, size, shape, axis
+
+
+def sparsemax(z, axis=-1):
+    r"""Sparsemax: the Euclidean projection of scores onto the simplex.
+
+    .. math::
+
+        \operatorname{sparsemax}(z) = \arg\min_{p \in \Delta^{K-1}} \|p - z\|^2,
+        \qquad p_i = [z_i - \tau(z)]_+,
+
+    where the threshold :math:`\tau(z)` is the unique value with
+    :math:`\sum_i [z_i - \tau]_+ = 1` (see :func:`sparsemax_threshold`).
+    Unlike softmax, sparsemax returns exact zeros: every entry with
+    :math:`z_i \le \tau(z)` gets probability 0, and in particular every entry
+    with :math:`z_i \le \max_j z_j - 1`.
+
+    The computation shifts each slice by its maximum (so huge scores and
+    constant shifts do not change the result) and finds the threshold
+    exactly by a vectorised Newton iteration, with no sort and no Python loop
+    over slices. Memory is O(size of ``z``).
+
+    Parameters
+    ----------
+    z : array_like
+        Scores, any shape. float32 stays float32, float64 stays float64,
+        integers become float64. ``-inf`` entries are masks: they get
+        probability exactly 0 and leave the rest of the slice unchanged.
+    axis : int, default=-1
+        Axis along which the distributions lie (negative values allowed).
+
+    Returns
+    -------
+    p : ndarray
+        Same shape and floating dtype as ``z``; each slice along ``axis`` is
+        on the probability simplex, with exact zeros.
+
+    Raises
+    ------
+    ValueError
+        If a slice contains NaN or ``+inf``, or has every entry ``-inf``
+        (the message names the first offending slice), or if ``z`` has
+        length 0 along ``axis``.
+
+    See Also
+    --------
+    sparsemax_threshold : The threshold and the support size.
+    sparsemax_jvp : Jacobian-vector product.
+    entmax_bisect : The alpha-entmax family (``alpha=2`` is sparsemax).
+
+    References
+    ----------
+    .. [1] A. F. T. Martins and R. F. Astudillo, "From Softmax to Sparsemax:
+       A Sparse Model of Attention and Multi-Label Classification", ICML 2016.
+    .. [2] L. Condat, "Fast projection onto the simplex and the l1 ball",
+       Mathematical Programming 158, 2016.
+
+    Examples
+    --------
+    >>> from sksparsemax.transforms import sparsemax
+    >>> sparsemax([1.0, 0.2, -1.0])
+    array([0.9, 0.1, 0. ])
+    >>> sparsemax([[0.5, 0.5], [3.0, 1.0]])
+    array([[0.5, 0.5],
+           [1. , 0. ]])
+    """
+    P, _, tau, _, shape, axis = _sparsemax_rows(z, axis)
+    P -= tau[:, None]
+    np.maximum(P, 0, out=P)
+    return from_rows(P, shape, axis)
+
+
+def sparsemax_threshold(z, axis=-1):
+    r"""Threshold :math:`\tau(z)` and support size of sparsemax.
+
+    Sort :math:`z_{(1)} \ge \dots \ge z_{(K)}`; with
+    :math:`k(z) = \max\{k : 1 + k z_{(k)} > \sum_{j \le k} z_{(j)}\}`,
+
+    .. math:: \tau(z) = \frac{\sum_{j \le k(z)} z_{(j)} - 1}{k(z)}
+
+    and ``sparsemax(z) = max(z - tau, 0)`` has exactly :math:`k(z)` nonzero
+    entries. (It is computed without sorting; see :func:`sparsemax`.)
+
+    Parameters
+    ----------
+    z : array_like
+        Scores (same conventions as :func:`sparsemax`).
+    axis : int, default=-1
+        Axis along which the distributions lie.
+
+    Returns
+    -------
+    tau : ndarray
+        Thresholds, shape of ``z`` without ``axis``, dtype of the result of
+        :func:`sparsemax`.
+    support_size : ndarray of int
+        Number of nonzero probabilities, same shape as ``tau``.
+
+    Examples
+    --------
+    >>> from sksparsemax.transforms import sparsemax_threshold
+    >>> tau, size = sparsemax_threshold([1.0, 0.2, -1.0])
+    >>> float(tau), int(size)
+    (0.1, 2)
+    """
+    _, zmax, tau, size, shape, _ = _sparsemax_rows(z, axis)
+    tau = tau + zmax[:, 0]
+    return batch_from_rows(tau, shape), batch_from_rows(size, shape)
+
+
+def sparsemax_jvp(p, v, axis=-1):
+    r"""Jacobian-vector product of sparsemax, computed from its output.
+
+    With :math:`S = \{i : p_i > 0\}` and :math:`s` its indicator, the Jacobian
+    is :math:`J = \operatorname{diag}(s) - s s^\top / |S|`, so
+
+    .. math:: J v = s \odot \Big(v - \frac{1}{|S|} \sum_{j \in S} v_j\Big).
+
+    :math:`J` is symmetric, so this is also the vector-Jacobian product
+    (the backward pass). The K×K Jacobian is never formed.
+
+    Parameters
+    ----------
+    p : array_like
+        Output of :func:`sparsemax`.
+    v : array_like
+        Tangent (or cotangent) vectors, same shape as ``p``.
+    axis : int, default=-1
+        Axis along which the distributions lie.
+
+    Returns
+    -------
+    jv : ndarray
+        Same shape as ``p``; zero outside the support.
+
+    Examples
+    --------
+    >>> from sksparsemax.transforms import sparsemax_jvp
+    >>> sparsemax_jvp([0.9, 0.1, 0.0], [1.0, 0.0, 5.0])
+    array([ 0.5, -0.5,  0. ])
+    """
+    P, V, shape, axis = pair_to_rows(p, v, axis)
+    mask = P > 0
+    mean = np.sum(V, axis=1, where=mask, keepdims=True) / np.count_nonzero(
+        mask, axis=1
+    ).reshape(-1, 1)
+    out = np.where(mask, V - mean.astype(V.dtype, copy=False), 0).astype(
+        V.dtype, copy=False
+    )
+    return from_rows(out, shape, axis)
