@@ -12,18 +12,82 @@ from ._validation import (
 )
 
 
+def row_max(Z):
+    """Maximum of each row of the 2-D ``Z`` (NaN propagates).
+
+    For narrow rows a loop over the K columns (vectorised over rows) avoids
+    NumPy's per-row overhead of a reduction along a short last axis.
+    """
+    if Z.shape[1] <= 16 and Z.shape[0] > 0:
+        m = Z[:, 0].copy()
+        for j in range(1, Z.shape[1]):
+            np.maximum(m, Z[:, j], out=m)
+        return m
+    return Z.max(axis=1)
+
+
+def _row_sum(A):
+    return np.einsum("ij->i", A)
+
+
+def _newton_threshold(Y, tau):
+    """Newton's method for ``sum_i [y_i - tau]_+ = 1`` on each row of ``Y``.
+
+    ``tau`` (n,) must be a lower bound of the root (so ``f(tau) >= 0``). From
+    the left, Newton's iterates on this convex, decreasing, piecewise-linear
+    function increase monotonically and reach the root exactly in finitely
+    many steps; each step is ``tau = (sum_{y_i > tau} y_i - 1) / |S|`` and a
+    row has converged when its support ``S`` stops changing, so the result is
+    the closed form of Martins & Astudillo (2016) for the final support.
+    Converged rows are dropped once they are a quarter of the active ones.
+    """
+    n, m = Y.shape
+    tau = tau.copy()
+    size = np.empty(n, dtype=Y.dtype)
+    W = np.empty_like(Y)
+    M = np.empty_like(Y)
+    rows = None  # None: every row still active, in its original place
+    sub = Y
+    prev = None
+    for _ in range(m + 2):  # the support shrinks at every step
+        k = sub.shape[0]
+        t = tau if rows is None else tau[rows]
+        Wv, Mv = W[:k], M[:k]
+        np.greater(sub, t[:, None], out=Mv)
+        np.multiply(sub, Mv, out=Wv)
+        cnt = _row_sum(Mv)
+        new_t = (_row_sum(Wv) - 1) / cnt
+        if rows is None:
+            tau, size = new_t, cnt
+        else:
+            tau[rows], size[rows] = new_t, cnt
+        if prev is not None:
+            active = cnt != prev
+            n_active = np.count_nonzero(active)
+            if n_active == 0:
+                break
+            if 4 * n_active <= 3 * k:
+                idx = np.flatnonzero(active)
+                rows = idx if rows is None else rows[idx]
+                sub = np.take(sub, idx, axis=0)
+                cnt = cnt[idx]
+        prev = cnt
+    return tau, size.astype(np.intp)
+
+
 def _simplex_threshold(Zs):
     """Threshold of the projection of each row of ``Zs`` onto the simplex.
 
-    ``Zs`` (n, K) holds scores shifted so that every row maximum is 0 (and
-    ``-inf`` masks).  The threshold solves ``sum_i [z_i - tau]_+ = 1``; it is
-    found by Newton's method on that piecewise-linear convex decreasing
-    function, started at its lower bound ``max z - 1 = -1``.  From the left,
-    Newton's iterates increase monotonically and reach the exact root in
-    finitely many steps: each step is ``tau = (sum_{z_i > tau} z_i - 1) / |S|``
-    and the iteration stops when the support ``S`` no longer changes, so the
-    result is exactly the closed form of Martins & Astudillo (2016) for the
-    final support.  Rows that have converged are dropped from later steps.
+    ``Zs`` (n, K) holds scores shifted so that every row maximum is 0, with
+    ``-inf`` masks; it may be modified in place (masks and entries below -1
+    are raised to -2, which changes no result: they are never in the support
+    because the threshold is at least ``max z - 1 = -1``).
+
+    The Newton iteration starts from the best of two free lower bounds,
+    ``-1`` and ``(sum z - 1) / K`` (any subset's ``(sum_S z - 1)/|S|`` bounds
+    the threshold from below). For wide rows the entries above that bound,
+    the only ones that can be in the support, are first gathered into a
+    narrow padded matrix, so later steps touch only them.
 
     Returns
     -------
@@ -32,35 +96,29 @@ def _simplex_threshold(Zs):
     support_size : ndarray of shape (n,), dtype intp
     """
     n, K = Zs.shape
-    dtype = Zs.dtype
-    tau = np.empty(n, dtype=dtype)
-    size = np.empty(n, dtype=np.intp)
-    rows = np.arange(n)
-    sub = Zs
-    t = np.full(n, -1.0, dtype=dtype)
-    prev = None
-    # Newton converges in at most K steps (the support shrinks every step).
-    for _ in range(K + 1):
-        mask = sub > t[:, None]
-        cnt = np.count_nonzero(mask, axis=1)
-        t = (np.sum(sub, axis=1, where=mask) - 1) / cnt
-        t = t.astype(dtype, copy=False)
-        if prev is not None:
-            done = cnt == prev
-            tau[rows[done]] = t[done]
-            size[rows[done]] = cnt[done]
-            if done.all():
-                break
-            keep = ~done
-            rows, sub, t, cnt = rows[keep], sub[keep], t[keep], cnt[keep]
-        prev = cnt
-    return tau, size
+    if n == 0:
+        return np.empty(0, Zs.dtype), np.empty(0, np.intp)
+    total = _row_sum(Zs)
+    if not np.isfinite(total).all():  # -inf masks (or sums overflowing)
+        np.maximum(Zs, -2, out=Zs)
+        total = _row_sum(Zs)
+    tau0 = np.maximum((total - 1) / K, -1).astype(Zs.dtype, copy=False)
+    Y = Zs
+    if K > 32:
+        flat = np.flatnonzero(Zs > tau0[:, None])
+        if 4 * flat.size <= n * K:
+            rows = flat // K
+            counts = np.bincount(rows, minlength=n)
+            starts = np.cumsum(counts) - counts
+            Y = np.full((n, counts.max()), -2, dtype=Zs.dtype)
+            Y[rows, np.arange(flat.size) - starts[rows]] = Zs.ravel()[flat]
+    return _newton_threshold(Y, tau0)
 
 
 def _sparsemax_rows(z, axis, name="z"):
     z = as_float_array(z, name)
     Z, shape, axis = to_rows(z, axis, name)
-    zmax = checked_row_max(Z, shape, name)
+    zmax = checked_row_max(Z, shape, name, row_max(Z))
     with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
         P = Z - zmax
     tau, size = _simplex_threshold(P)

@@ -71,7 +71,7 @@ def _batch_index(row, shape):
     return f"position {tuple(int(i) for i in np.unravel_index(row, batch))}"
 
 
-def checked_row_max(Z, shape, name="z"):
+def checked_row_max(Z, shape, name="z", zmax=None):
     """Row maxima of the 2-D ``Z``, raising on NaN, +inf and all -inf rows.
 
     This is the single place that implements the library's policy for invalid
@@ -79,9 +79,12 @@ def checked_row_max(Z, shape, name="z"):
     ``+inf`` entry, or a row whose entries are all ``-inf``, has no meaningful
     distribution and raises a ``ValueError`` that names the first bad row.
     The check costs nothing extra: the row maxima are needed anyway (NaN
-    propagates through ``max``).
+    propagates through ``max``); pass them as ``zmax`` if already computed.
     """
-    zmax = Z.max(axis=1, keepdims=True)
+    if zmax is None:
+        zmax = Z.max(axis=1, keepdims=True)
+    else:
+        zmax = zmax.reshape(-1, 1)
     if not np.isfinite(zmax).all():
         flat = zmax.ravel()
         bad = int(np.flatnonzero(~np.isfinite(flat))[0])
