@@ -7,11 +7,38 @@ do. This package offers
 - :mod:`sksparsemax.transforms`: the mappings themselves (NumPy) with
   Jacobian-vector products;
 - :mod:`sksparsemax.losses`: their convex losses with gradients;
-- scikit-learn estimators built on them;
+- the scikit-learn estimators :class:`SparsemaxClassifier`,
+  :class:`SparseSoftmaxClassifier`, :class:`EntmaxClassifier` and
+  :class:`SparsemaxMultiLabel` (defined in :mod:`sksparsemax.linear_model`);
 - :mod:`sksparsemax.datasets` and :mod:`sksparsemax.continuous` (continuous
   entmax densities and attention).
+
+The estimators are loaded lazily, so ``import sksparsemax.transforms`` does
+not import scikit-learn.
 """
+
+import importlib
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["__version__"]
+_ESTIMATORS = (
+    "EntmaxClassifier",
+    "SparseSoftmaxClassifier",
+    "SparsemaxClassifier",
+    "SparsemaxMultiLabel",
+)
+_SUBMODULES = ("continuous", "datasets", "linear_model", "losses", "transforms")
+
+__all__ = [*_ESTIMATORS, *_SUBMODULES, "__version__"]
+
+
+def __getattr__(name):
+    if name in _ESTIMATORS:
+        return getattr(importlib.import_module(".linear_model", __name__), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

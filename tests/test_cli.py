@@ -1,0 +1,131 @@
+"""The main job (python -m sksparsemax): built-in run, user data, bad input."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sksparsemax._cli import _jensen_shannon, main
+
+
+def test_module_runs_on_builtin_data_and_writes_the_table(tmp_path):
+    out = tmp_path / "table.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "sksparsemax", "--quick", "--output", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    records = json.loads(out.read_text())
+    models = {(r["task"], r["model"]) for r in records}
+    for expected in [
+        ("multi-class", "LogisticRegression"),
+        ("multi-class", "SparsemaxClassifier"),
+        ("multi-class", "SparseSoftmaxClassifier(k=3)"),
+        ("multi-class", "EntmaxClassifier(alpha=1.5)"),
+        ("multi-label", "SparsemaxMultiLabel"),
+        ("multi-label", "OneVsRest(LogisticRegression)"),
+        ("label proportions", "SparsemaxMultiLabel(loss='sparsemax')"),
+        ("label proportions", "SparsemaxMultiLabel(loss='softmax')"),
+    ]:
+        assert expected in models
+    by_model = {(r["task"], r["model"]): r for r in records}
+    # Softmax-type models put mass on every class; sparse ones do not.
+    assert by_model[("multi-class", "LogisticRegression")]["mean_support"] == 10
+    assert by_model[("multi-class", "SparsemaxClassifier")]["mean_support"] < 10
+    assert by_model[("multi-class", "SparseSoftmaxClassifier(k=3)")]["mean_support"] <= 3
+    # Digits is easy: every model is far above chance (0.1).
+    for r in records:
+        if r["task"] == "multi-class":
+            assert r["accuracy"] > 0.85
+    # The printed table and the progress lines go to their own streams.
+    assert "SparsemaxClassifier" in result.stdout
+    assert "[1/3]" in result.stderr and "[1/3]" not in result.stdout
+
+
+def _write_csv(path, n=120, seed=0, multilabel=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4))
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    if multilabel:
+        frame["l1"] = (X[:, 0] > 0).astype(int)
+        frame["l2"] = (X[:, 1] > 0).astype(int)
+        frame["l3"] = ((X[:, 0] <= 0) & (X[:, 1] <= 0)).astype(int)
+    else:
+        frame["species"] = np.where(X[:, 0] > 0.3, "x", np.where(X[:, 1] > 0, "y", "z"))
+    frame.to_csv(path, index=False)
+
+
+def test_csv_multiclass(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    _write_csv(path)
+    out = tmp_path / "t.csv"
+    assert main(["--data", str(path), "--labels", "species", "--quick", "--output", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert set(table["task"]) == {"multi-class"}
+    assert len(table) == 4
+    assert (table["accuracy"] > 0.6).all()
+
+
+def test_csv_multilabel(tmp_path):
+    path = tmp_path / "d.csv"
+    _write_csv(path, multilabel=True)
+    out = tmp_path / "t.json"
+    assert main(["--data", str(path), "--labels", "l1,l2,l3", "--quick", "--output", str(out)]) == 0
+    records = json.loads(out.read_text())
+    assert {r["task"] for r in records} == {"multi-label"}
+    assert all(0 <= r["micro_f1"] <= 1 for r in records)
+
+
+def test_arff_data(tmp_path):
+    rng = np.random.default_rng(1)
+    lines = ["@relation toy", "@attribute f1 numeric", "@attribute f2 numeric"]
+    lines += ["@attribute lab1 {0,1}", "@attribute lab2 {0,1}", "@data"]
+    for _ in range(80):
+        f1, f2 = rng.standard_normal(2)
+        lines.append(f"{f1},{f2},{int(f1 > 0)},{int(f2 > 0 or f1 <= 0)}")
+    path = tmp_path / "toy.arff"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["--data", str(path), "--labels", "lab1,lab2", "--quick"]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--data", "does/not/exist.arff"], "no such file"),
+        (["--data", "{csv}"], "needs --labels"),
+        (["--data", "{csv}", "--labels", "nope"], "no column named 'nope'"),
+        (["--data", "{txt}"], "unknown file type"),
+        (["--output", "table.xlsx"], "use a .csv or .json"),
+        (["--data", "{bad_arff}"], "cannot load"),
+    ],
+)
+def test_bad_input_gets_one_clear_line(tmp_path, capsys, argv, message):
+    csv = tmp_path / "d.csv"
+    _write_csv(csv)
+    txt = tmp_path / "d.txt"
+    txt.write_text("1,2,3\n")
+    bad_arff = tmp_path / "bad.arff"
+    bad_arff.write_text("@relation x\n@attribute a numeric\n@data\n1,2\n")
+    argv = [a.format(csv=csv, txt=txt, bad_arff=bad_arff) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("sksparsemax: error:")
+    assert message in err[0]
+
+
+def test_jensen_shannon_matches_scipy():
+    from scipy.spatial.distance import jensenshannon
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(5), size=7)
+    Q = rng.dirichlet(np.ones(5), size=7)
+    Q[:, 0] = 0
+    Q /= Q.sum(axis=1, keepdims=True)
+    expected = np.mean([jensenshannon(p, q) ** 2 for p, q in zip(P, Q)])
+    assert _jensen_shannon(P, Q) == pytest.approx(expected, rel=1e-10)
