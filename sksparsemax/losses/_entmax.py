@@ -1,0 +1,254 @@
+"""The alpha-entmax Fenchel-Young loss and the Tsallis entropy."""
+
+import numpy as np
+
+from ..transforms import entmax15, entmax_bisect
+from ..transforms._entmax import check_alpha
+from ..transforms._validation import as_float_array, to_rows
+from ._base import BaseLoss, masked_rowdot
+from ._softmax import softmax_conjugate
+from ._sparsemax import half_sq_norm, sparsemax_conjugate
+
+
+def tsallis_rows(P, alpha):
+    r"""Tsallis entropy of each row of the non-negative 2-D array ``P``.
+
+    Computed as :math:`-\sum_{p_j > 0} p_j\,\mathrm{expm1}((\alpha-1)\log p_j)
+    / (\alpha(\alpha-1))`, which equals :math:`(1 - \sum_j p_j^\alpha) /
+    (\alpha(\alpha - 1))` on the simplex and stays accurate as
+    :math:`\alpha \to 1`; ``alpha == 1`` is :math:`-\sum_j p_j \log p_j`.
+    Zero entries contribute 0.
+    """
+    logP = np.log(P, where=P > 0, out=np.zeros_like(P))
+    if alpha == 1.0:
+        # 0.0 - x rather than -x: a one-hot row gives +0.0, not -0.0.
+        return np.subtract(0.0, np.einsum("ij,ij->i", P, logP), dtype=P.dtype)
+    logP *= alpha - 1.0
+    np.expm1(logP, out=logP)
+    return np.subtract(
+        0.0, np.einsum("ij,ij->i", P, logP) / (alpha * (alpha - 1.0)), dtype=P.dtype
+    )
+
+
+def tsallis_entropy(p, alpha, axis=-1):
+    r"""Compute the Tsallis alpha-entropy (the Shannon entropy at alpha = 1).
+
+    .. math::
+
+        H^T_\alpha(p) = \frac{1 - \sum_j p_j^\alpha}{\alpha(\alpha - 1)}
+        \ (\alpha > 1), \qquad
+        H^T_1(p) = -\sum_j p_j \log p_j,
+
+    with :math:`0 \log 0 = 0`. :math:`H^T_2(p) = (1 - \|p\|^2)/2` is the Gini
+    entropy behind sparsemax; :math:`\alpha`-entmax maximises
+    :math:`p^\top z + H^T_\alpha(p)` over the simplex. The value is
+    continuous in :math:`\alpha` (computed with ``expm1`` so that it stays
+    accurate near 1). The formula is applied as is: entries are not
+    renormalised.
+
+    Parameters
+    ----------
+    p : array_like
+        Distributions along ``axis``: finite, non-negative entries (rows
+        should sum to 1). float32 stays float32, integers become float64.
+    alpha : float
+        Entropy index, ``alpha >= 1``.
+    axis : int, default=-1
+        Axis along which the distributions lie.
+
+    Returns
+    -------
+    float or ndarray
+        Shape of ``p`` without ``axis`` (a NumPy scalar for 1-D ``p``).
+
+    Raises
+    ------
+    ValueError
+        If ``alpha < 1``, or if ``p`` has a NaN, infinite or negative entry
+        (the message names the first such slice).
+
+    See Also
+    --------
+    EntmaxLoss : The Fenchel-Young loss built on it.
+
+    References
+    ----------
+    .. [1] M. Blondel, A. F. T. Martins and V. Niculae, "Learning with
+       Fenchel-Young Losses", JMLR 21(35), 2020.
+    .. [2] B. Peters, V. Niculae and A. F. T. Martins, "Sparse
+       Sequence-to-Sequence Models", ACL 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sksparsemax.losses import tsallis_entropy
+    >>> float(tsallis_entropy([0.5, 0.5], alpha=1)), float(np.log(2))
+    (0.693..., 0.693...)
+    >>> float(tsallis_entropy([0.5, 0.5, 0.0], alpha=2))  # (1 - 1/2) / 2
+    0.25
+    >>> tsallis_entropy([[1.0, 0.0], [0.25, 0.75]], alpha=1.5)
+    array([0. , 0.3006...])
+    """
+    alpha = check_alpha(alpha)
+    p = as_float_array(p, "p")
+    P, shape, _ = to_rows(p, axis, "p")
+    bad = ~(np.isfinite(P) & (P >= 0)).all(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        where = f"row {i}" if len(shape) <= 2 else (
+            f"position {tuple(int(j) for j in np.unravel_index(i, shape[:-1]))}"
+        )
+        raise ValueError(
+            f"p must have finite, non-negative entries; see {where}."
+        )
+    H = tsallis_rows(P, alpha).reshape(shape[:-1])
+    return H[()]
+
+
+def _neg_tsallis(target, alpha):
+    """The constant ``-H_alpha(q)`` of a target (cached per alpha)."""
+    if target.is_indices:
+        return 0.0
+    return target.cached(
+        ("neg_tsallis", alpha), lambda: -tsallis_rows(target.proba, alpha)
+    )
+
+
+class EntmaxLoss(BaseLoss):
+    r"""The alpha-entmax (Fenchel-Young) loss, for any alpha >= 1.
+
+    With :math:`p = \operatorname{entmax}_\alpha(z)` and :math:`H^T_\alpha`
+    the Tsallis entropy (:func:`tsallis_entropy`),
+
+    .. math::
+
+        L_\alpha(z; q) = (p - q)^\top z + H^T_\alpha(p) - H^T_\alpha(q),
+        \qquad \nabla_z L_\alpha(z; q) = p - q.
+
+    It is convex and smooth in :math:`z`, :math:`L \ge 0` with equality iff
+    :math:`p = q`. Special cases are computed by their own exact algorithm:
+
+    - ``alpha = 1``: :math:`p` is the softmax and :math:`L = \log\sum_j
+      e^{z_j} - q^\top z - H(q) = \mathrm{KL}(q\,\|\,p)`, the softmax
+      cross-entropy (:class:`SoftmaxLoss`) minus the Shannon entropy of
+      :math:`q` (which is 0 for class indices);
+    - ``alpha = 1.5``: :func:`~sksparsemax.transforms.entmax15` (exact,
+      sort-based);
+    - ``alpha = 2``: sparsemax; the loss equals :class:`SparsemaxLoss`;
+    - any other alpha: :func:`~sksparsemax.transforms.entmax_bisect`
+      (root search to float64 precision).
+
+    See :class:`BaseLoss` for the methods, the target forms, the ``-inf``
+    policy and the validation fast path.
+
+    Parameters
+    ----------
+    alpha : float, default=1.5
+        Entmax parameter, ``alpha >= 1``.
+
+    Attributes
+    ----------
+    alpha : float
+        Entmax parameter.
+
+    See Also
+    --------
+    entmax_loss : Functional form.
+    tsallis_entropy : The regulariser.
+
+    References
+    ----------
+    .. [1] B. Peters, V. Niculae and A. F. T. Martins, "Sparse
+       Sequence-to-Sequence Models", ACL 2019.
+    .. [2] M. Blondel, A. F. T. Martins and V. Niculae, "Learning with
+       Fenchel-Young Losses", JMLR 21(35), 2020.
+
+    Examples
+    --------
+    >>> from sksparsemax.losses import EntmaxLoss
+    >>> loss = EntmaxLoss(alpha=1.5)
+    >>> loss.predict_proba([[0.0, 0.0], [3.0, 0.0]])
+    array([[0.5, 0.5],
+           [1. , 0. ]])
+    >>> loss.loss([[0.0, 0.0], [3.0, 0.0]], [0, 0])  # (1 - 2 * 0.5**1.5) / 0.75
+    array([0.3905..., 0. ])
+    """
+
+    def __init__(self, alpha=1.5):
+        self.alpha = check_alpha(alpha)
+
+    def _conjugate(self, Zs, need_value=True):
+        alpha = self.alpha
+        if alpha == 1.0:
+            return softmax_conjugate(Zs, need_value)
+        if alpha == 2.0:
+            return sparsemax_conjugate(Zs, need_value)
+        if alpha == 1.5:
+            P = entmax15(Zs, axis=1)
+        else:
+            P = entmax_bisect(Zs, alpha, axis=1)
+        phi = None
+        if need_value:
+            pos = P > 0
+            phi = masked_rowdot(P, Zs, pos) + tsallis_rows(P, alpha)
+        return phi, P
+
+    def _target_term(self, target):
+        if self.alpha == 2.0:
+            # sparsemax_conjugate drops the constant 1/2 of H_2(p); so does this.
+            return half_sq_norm(target)
+        return _neg_tsallis(target, self.alpha)
+
+    def _repr_params(self):
+        return {"alpha": self.alpha}
+
+
+def entmax_loss(Z, y, alpha=1.5):
+    r"""Per-sample alpha-entmax (Fenchel-Young) loss.
+
+    .. math::
+
+        L_\alpha(z; q) = (p - q)^\top z + H^T_\alpha(p) - H^T_\alpha(q),
+        \qquad p = \operatorname{entmax}_\alpha(z),
+
+    with gradient :math:`p - q`; ``alpha = 2`` is the sparsemax loss and
+    ``alpha = 1`` the softmax cross-entropy minus the entropy of the target
+    (see :class:`EntmaxLoss`).
+
+    Parameters
+    ----------
+    Z : array_like of shape (n_samples, n_classes)
+        Scores (finite, or ``-inf`` to mask a class). float32 stays float32.
+    y : array_like or Target
+        Class indices (n_samples,) or target distributions (n_samples,
+        n_classes) (see :func:`check_target`).
+    alpha : float, default=1.5
+        Entmax parameter, ``alpha >= 1``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Non-negative losses; ``+inf`` where a class with positive target
+        probability has score ``-inf``.
+
+    See Also
+    --------
+    EntmaxLoss : The loss object.
+
+    References
+    ----------
+    .. [1] B. Peters, V. Niculae and A. F. T. Martins, "Sparse
+       Sequence-to-Sequence Models", ACL 2019.
+    .. [2] M. Blondel, A. F. T. Martins and V. Niculae, "Learning with
+       Fenchel-Young Losses", JMLR 21(35), 2020.
+
+    Examples
+    --------
+    >>> from sksparsemax.losses import entmax_loss, sparsemax_loss
+    >>> Z = [[1.0, 0.2, -1.0]]
+    >>> entmax_loss(Z, [0], alpha=2.0), sparsemax_loss(Z, [0])
+    (array([0.01]), array([0.01]))
+    >>> entmax_loss(Z, [0], alpha=1.5)
+    array([0.1013...])
+    """
+    return EntmaxLoss(alpha).loss(Z, y)

@@ -1,0 +1,133 @@
+"""The sparsemax loss (Martins & Astudillo, 2016)."""
+
+import numpy as np
+
+from ..transforms import sparsemax_threshold
+from ._base import BaseLoss
+
+
+def sparsemax_conjugate(Zs, need_value=True):
+    r"""Return ``(phi, P)`` for sparsemax from shifted scores ``Zs``.
+
+    ``P = sparsemax(Zs)`` and ``phi = tau + ||P||^2 / 2``, which equals
+    :math:`\tfrac12 \sum_{j \in S}(z_j^2 - \tau^2)` because
+    :math:`z_j = p_j + \tau` on the support :math:`S` and
+    :math:`\sum_j p_j = 1`. This form has no ``-inf * 0`` product.
+    """
+    tau, _ = sparsemax_threshold(Zs, axis=1)
+    P = Zs - tau[:, None]
+    np.maximum(P, 0, out=P)
+    phi = None
+    if need_value:
+        phi = tau + 0.5 * np.einsum("ij,ij->i", P, P)
+    return phi, P
+
+
+def half_sq_norm(target):
+    r"""The constant :math:`\tfrac12\|q\|^2` of a target (cached)."""
+    if target.is_indices:
+        return 0.5
+    return target.cached(
+        "half_sq_norm", lambda: 0.5 * np.einsum("ij,ij->i", target.proba, target.proba)
+    )
+
+
+class SparsemaxLoss(BaseLoss):
+    r"""The sparsemax loss: convex, smooth, zero when sparsemax hits the target.
+
+    With :math:`\tau(z)` and :math:`S(z)` the threshold and the support of
+    :func:`~sksparsemax.transforms.sparsemax`,
+
+    .. math::
+
+        L(z; q) = -q^\top z + \tfrac12 \sum_{j \in S(z)} (z_j^2 - \tau(z)^2)
+                  + \tfrac12 \|q\|^2,
+        \qquad \nabla_z L(z; q) = \operatorname{sparsemax}(z) - q.
+
+    With a class index :math:`y` (:math:`q = e_y`) this is the multi-class
+    loss :math:`-z_y + \tfrac12\sum_{j\in S}(z_j^2 - \tau^2) + \tfrac12`;
+    with label proportions :math:`q` it is the paper's multi-label loss.
+    It is the Fenchel-Young loss of the Gini entropy: :math:`L \ge 0`, with
+    equality iff :math:`\operatorname{sparsemax}(z) = q`; for a class index,
+    iff :math:`z_y \ge 1 + \max_{j \ne y} z_j`. With two classes and
+    :math:`t = z_1 - z_2` it is the modified Huber loss of :math:`t`.
+
+    See :class:`BaseLoss` for the methods, the target forms, the ``-inf``
+    policy and the validation fast path.
+
+    See Also
+    --------
+    sparsemax_loss : Functional form.
+    EntmaxLoss : ``EntmaxLoss(2.0)`` is this loss.
+
+    References
+    ----------
+    .. [1] A. F. T. Martins and R. F. Astudillo, "From Softmax to Sparsemax:
+       A Sparse Model of Attention and Multi-Label Classification", ICML 2016.
+    .. [2] M. Blondel, A. F. T. Martins and V. Niculae, "Learning with
+       Fenchel-Young Losses", JMLR 21(35), 2020.
+
+    Examples
+    --------
+    >>> from sksparsemax.losses import SparsemaxLoss
+    >>> loss = SparsemaxLoss()
+    >>> loss.loss([[1.0, 0.2, -1.0]], [0])
+    array([0.01])
+    >>> loss.gradient([[1.0, 0.2, -1.0]], [0])
+    array([[-0.1,  0.1,  0. ]])
+    >>> loss.predict_proba([[1.0, 0.2, -1.0]])
+    array([[0.9, 0.1, 0. ]])
+    """
+
+    def _conjugate(self, Zs, need_value=True):
+        return sparsemax_conjugate(Zs, need_value)
+
+    def _target_term(self, target):
+        return half_sq_norm(target)
+
+
+def sparsemax_loss(Z, y):
+    r"""Per-sample sparsemax loss.
+
+    .. math::
+
+        L(z; q) = -q^\top z + \tfrac12 \sum_{j \in S(z)} (z_j^2 - \tau(z)^2)
+                  + \tfrac12 \|q\|^2
+
+    with :math:`\tau(z)`, :math:`S(z)` the threshold and the support of
+    sparsemax; its gradient is :math:`\operatorname{sparsemax}(z) - q`
+    (:meth:`SparsemaxLoss.gradient`).
+
+    Parameters
+    ----------
+    Z : array_like of shape (n_samples, n_classes)
+        Scores (finite, or ``-inf`` to mask a class). float32 stays float32.
+    y : array_like or Target
+        Class indices (n_samples,) or target distributions (n_samples,
+        n_classes): one-hot rows or label proportions (see
+        :func:`check_target`).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Non-negative losses; ``+inf`` where a class with positive target
+        probability has score ``-inf``.
+
+    See Also
+    --------
+    SparsemaxLoss : The loss object (gradient, one-pass value and gradient).
+
+    References
+    ----------
+    .. [1] A. F. T. Martins and R. F. Astudillo, "From Softmax to Sparsemax:
+       A Sparse Model of Attention and Multi-Label Classification", ICML 2016.
+
+    Examples
+    --------
+    >>> from sksparsemax.losses import sparsemax_loss
+    >>> sparsemax_loss([[1.0, 0.2, -1.0], [1.0, 0.2, -1.0]], [0, 1])
+    array([0.01, 0.81])
+    >>> sparsemax_loss([[1.0, 0.2, -1.0]], [[0.9, 0.1, 0.0]])  # proportions
+    array([0.])
+    """
+    return SparsemaxLoss().loss(Z, y)
