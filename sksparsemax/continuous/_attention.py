@@ -1,0 +1,451 @@
+"""Continuous attention: ridge-regressed value function and context vectors."""
+
+import numpy as np
+
+from ._basis import GaussianRBF1D, GaussianRBF2D
+from ._expectation_1d import rbf_expectation_1d, rbf_expectation_vjp_1d
+from ._expectation_2d import rbf_expectation_2d, rbf_expectation_vjp_2d
+from ._utils import as_float_array, check_alpha
+
+__all__ = ["ContinuousAttention1D", "ContinuousAttention2D"]
+
+
+def _ridge_operator(F, ridge):
+    """G = (F'F + ridge I)^-1 F', so that the coefficients are G @ values."""
+    n_basis = F.shape[1]
+    gram = F.T @ F + ridge * np.eye(n_basis)
+    try:
+        return np.linalg.solve(gram, F.T)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "The ridge system is singular: use ridge > 0 or more positions than basis functions."
+        ) from None
+
+
+def _check_ridge(ridge):
+    try:
+        value = float(ridge)
+    except (TypeError, ValueError):
+        raise ValueError(f"ridge must be a non-negative number, got {ridge!r}.") from None
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"ridge must be a finite non-negative number, got {ridge!r}.")
+    return value
+
+
+class _AttentionBase:
+    _basis_type = None
+
+    def __init__(self, basis, alpha=2.0, ridge=0.1, **options):
+        if not isinstance(basis, self._basis_type):
+            raise ValueError(f"basis must be a {self._basis_type.__name__}, got {type(basis).__name__}.")
+        self.basis = basis
+        self.alpha = check_alpha(alpha)
+        self.ridge = _check_ridge(ridge)
+        self.options = options
+
+    def _fit(self, values, positions):
+        F = self.basis(positions)
+        self.coef_ = np.einsum("nl,...ld->...nd", _ridge_operator(F, self.ridge), values)
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise ValueError(f"This {type(self).__name__} is not fitted yet: call fit(values) first.")
+
+    def _combine(self, r):
+        try:
+            return np.einsum("...n,...nd->...d", r, self.coef_)
+        except ValueError:
+            raise ValueError(
+                f"The densities' batch shape {r.shape[:-1]} does not broadcast with the "
+                f"values' batch shape {self.coef_.shape[:-2]}."
+            ) from None
+
+    def _grad_r(self, grad_context, batch_shape):
+        """Upstream gradient on r, broadcast to the full batch shape (returned too)."""
+        self._check_fitted()
+        grad_context = as_float_array(grad_context, "grad_context")
+        try:
+            full = np.broadcast_shapes(batch_shape, self.coef_.shape[:-2], grad_context.shape[:-1])
+            grad_r = np.einsum("...nd,...d->...n", self.coef_, grad_context)
+            return np.broadcast_to(grad_r, full + (self.basis.n_basis,)), full
+        except ValueError:
+            raise ValueError(
+                f"grad_context {grad_context.shape}, the densities' batch shape {batch_shape} and "
+                f"the values' batch shape {self.coef_.shape[:-2]} do not broadcast together."
+            ) from None
+
+
+def _sum_to(grad, shape):
+    """Sum a (full_shape + (k,)) gradient down to shape + (k,) (undo broadcasting)."""
+    extra = grad.ndim - 1 - len(shape)
+    grad = grad.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=axes, keepdims=True) if axes else grad
+
+
+class ContinuousAttention1D(_AttentionBase):
+    r"""Continuous attention over a sequence [1]_ [2]_.
+
+    Values :math:`v_\ell \in \mathbb{R}^D` observed at positions :math:`t_\ell \in [0, 1]`
+    are summarised by a value function :math:`V(t) = B^\top\psi(t)` whose coefficients
+    are fitted by ridge regression,
+    :math:`B = (F^\top F + \lambda I)^{-1}F^\top V`, :math:`F_{\ell j} = \psi_j(t_\ell)`.
+    A beta-Gaussian density :math:`p` (location ``mu``, score scale ``sigma2``) then
+    yields the context vector
+
+    .. math::
+
+        c = \mathbb{E}_p[V(t)] = B^\top r, \qquad r = \mathbb{E}_p[\psi(t)],
+
+    with :math:`r` from :func:`rbf_expectation_1d` and gradients through
+    :func:`rbf_expectation_vjp_1d`. NumPy only (no autograd).
+
+    Parameters
+    ----------
+    basis : GaussianRBF1D
+        The N basis functions.
+    alpha : float, default=2.0
+        Entmax parameter, ``alpha >= 1`` (1: Gaussian attention, 2: sparse).
+    ridge : float, default=0.1
+        Ridge penalty :math:`\lambda \ge 0`.
+    **options
+        Passed to :func:`rbf_expectation_1d` (``method``, ``tol``, ...).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (\*values_batch, N, D)
+        Value-function coefficients :math:`B`, set by :meth:`fit`.
+
+    References
+    ----------
+    .. [1] A. F. T. Martins, M. Treviso, A. Farinhas, V. Niculae, M. A. T. Figueiredo
+       and P. M. Q. Aguiar, "Sparse and Continuous Attention Mechanisms", NeurIPS 2020.
+    .. [2] A. F. T. Martins et al., "Sparse Continuous Distributions and Fenchel-Young
+       Losses", JMLR 23(257), 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sksparsemax.continuous import ContinuousAttention1D, GaussianRBF1D
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.normal(size=(50, 3))  # 50 positions, 3 features
+    >>> att = ContinuousAttention1D(GaussianRBF1D.uniform(16, [0.05, 0.2]), alpha=2.0)
+    >>> att.fit(values).coef_.shape
+    (32, 3)
+    >>> att.context(mu=[0.2, 0.8], sigma2=0.01).shape
+    (2, 3)
+    """
+
+    _basis_type = GaussianRBF1D
+
+    def fit(self, values, positions=None):
+        """Fit the value function by ridge regression.
+
+        Parameters
+        ----------
+        values : array_like of shape (..., L, D)
+            Values; leading dimensions are a batch of sequences sharing the positions.
+        positions : array_like of shape (L,), optional
+            Positions in [0, 1]; defaults to the cell centres :math:`(\\ell + 1/2)/L`.
+
+        Returns
+        -------
+        self : ContinuousAttention1D
+            The fitted object.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention1D, GaussianRBF1D
+        >>> att = ContinuousAttention1D(GaussianRBF1D.uniform(4, 0.3))
+        >>> att.fit(np.ones((2, 10, 5))).coef_.shape
+        (2, 4, 5)
+        """
+        values = as_float_array(values, "values")
+        if values.ndim < 2:
+            raise ValueError(f"values must have shape (..., L, D), got {values.shape}.")
+        n_pos = values.shape[-2]
+        if positions is None:
+            positions = (np.arange(n_pos) + 0.5) / n_pos
+        positions = as_float_array(positions, "positions")
+        if positions.shape != (n_pos,):
+            raise ValueError(
+                f"positions and values have mismatched shapes: positions {positions.shape}, "
+                f"values {values.shape} (expected positions of shape ({n_pos},))."
+            )
+        return self._fit(values, positions)
+
+    def expectation(self, mu, sigma2):
+        """Basis expectations :math:`r = \\mathbb{E}_p[\\psi]`.
+
+        Parameters
+        ----------
+        mu, sigma2 : array_like
+            Density parameters (broadcast batch).
+
+        Returns
+        -------
+        ndarray of shape (\\*batch_shape, N)
+            See :func:`rbf_expectation_1d`.
+
+        Examples
+        --------
+        >>> from sksparsemax.continuous import ContinuousAttention1D, GaussianRBF1D
+        >>> ContinuousAttention1D(GaussianRBF1D.uniform(4, 0.3)).expectation(0.5, 0.1).shape
+        (4,)
+        """
+        return rbf_expectation_1d(mu, sigma2, self.basis, self.alpha, **self.options)
+
+    def context(self, mu, sigma2):
+        """Context vectors :math:`c = B^\\top r`.
+
+        Parameters
+        ----------
+        mu, sigma2 : array_like
+            Density parameters; their batch shape broadcasts with the values' batch.
+
+        Returns
+        -------
+        ndarray of shape (\\*batch_shape, D)
+            The context vectors.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention1D, GaussianRBF1D
+        >>> att = ContinuousAttention1D(GaussianRBF1D.uniform(8, 0.2)).fit(np.ones((20, 2)))
+        >>> att.context(0.5, 0.01).shape
+        (2,)
+        """
+        self._check_fitted()
+        return self._combine(self.expectation(mu, sigma2))
+
+    def context_vjp(self, mu, sigma2, grad_context):
+        r"""Gradient of :math:`\langle g, c\rangle` w.r.t. the canonical parameters :math:`\theta`.
+
+        :math:`\partial c/\partial\theta\cdot g = J\,(B g)` with :math:`J` from
+        :func:`rbf_expectation_jacobian_1d`.
+
+        Parameters
+        ----------
+        mu, sigma2 : array_like
+            Density parameters.
+        grad_context : array_like of shape (\*batch_shape, D)
+            Upstream gradient with respect to the context.
+
+        Returns
+        -------
+        ndarray of shape (\*batch_shape, 2)
+            Gradient with respect to :math:`\theta = [\mu/\sigma^2, -1/(2\sigma^2)]`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention1D, GaussianRBF1D
+        >>> att = ContinuousAttention1D(GaussianRBF1D.uniform(8, 0.2)).fit(np.eye(10)[:, :3])
+        >>> att.context_vjp([0.3, 0.6], 0.01, np.ones((2, 3))).shape
+        (2, 2)
+        """
+        mu, sigma2 = np.asarray(mu, dtype=float), np.asarray(sigma2, dtype=float)
+        shape = np.broadcast_shapes(mu.shape, sigma2.shape)
+        grad_r, full = self._grad_r(grad_context, shape)
+        mu, sigma2 = np.broadcast_to(mu, full), np.broadcast_to(sigma2, full)
+        grad = rbf_expectation_vjp_1d(mu, sigma2, self.basis, grad_r, self.alpha, **self.options)
+        return _sum_to(grad, shape)
+
+
+class ContinuousAttention2D(_AttentionBase):
+    r"""Continuous attention over an image (a 2D grid of positions) [1]_ [2]_.
+
+    As :class:`ContinuousAttention1D` with positions :math:`t \in [0, 1]^2`,
+    a :class:`GaussianRBF2D` basis and a bivariate beta-Gaussian density
+    (location ``mu``, score scale ``Sigma``): :math:`c = B^\top r`,
+    :math:`r = \mathbb{E}_p[\psi(t)]` from :func:`rbf_expectation_2d`.
+
+    Parameters
+    ----------
+    basis : GaussianRBF2D
+        The N basis functions.
+    alpha : float, default=2.0
+        Entmax parameter, ``alpha >= 1``.
+    ridge : float, default=0.1
+        Ridge penalty :math:`\lambda \ge 0`.
+    **options
+        Passed to :func:`rbf_expectation_2d` (``n_angles``, ...).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (\*values_batch, N, D)
+        Value-function coefficients :math:`B`, set by :meth:`fit`.
+
+    References
+    ----------
+    .. [1] A. F. T. Martins, M. Treviso, A. Farinhas, V. Niculae, M. A. T. Figueiredo
+       and P. M. Q. Aguiar, "Sparse and Continuous Attention Mechanisms", NeurIPS 2020.
+    .. [2] A. F. T. Martins et al., "Sparse Continuous Distributions and Fenchel-Young
+       Losses", JMLR 23(257), 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sksparsemax.continuous import ContinuousAttention2D, GaussianRBF2D
+    >>> image = np.random.default_rng(0).normal(size=(14, 14, 8))  # H x W x D
+    >>> att = ContinuousAttention2D(GaussianRBF2D.grid(5, [0.1, 0.3])).fit(image)
+    >>> att.context(mu=[0.5, 0.5], Sigma=0.02 * np.eye(2)).shape
+    (8,)
+    """
+
+    _basis_type = GaussianRBF2D
+
+    @staticmethod
+    def grid_positions(height, width):
+        """Cell centres of an ``height x width`` grid on the unit square.
+
+        Row ``i``, column ``j`` sits at :math:`((i + 1/2)/H, (j + 1/2)/W)`, in
+        row-major order.
+
+        Parameters
+        ----------
+        height, width : int
+            Grid size.
+
+        Returns
+        -------
+        ndarray of shape (height * width, 2)
+            The positions.
+
+        Examples
+        --------
+        >>> from sksparsemax.continuous import ContinuousAttention2D
+        >>> ContinuousAttention2D.grid_positions(1, 2)
+        array([[0.5 , 0.25],
+               [0.5 , 0.75]])
+        """
+        rows = (np.arange(height) + 0.5) / height
+        cols = (np.arange(width) + 0.5) / width
+        return np.stack(np.meshgrid(rows, cols, indexing="ij"), axis=-1).reshape(-1, 2)
+
+    def fit(self, values, positions=None):
+        """Fit the value function by ridge regression.
+
+        Parameters
+        ----------
+        values : array_like of shape (..., H, W, D) or (..., P, D)
+            Values on a grid (when ``positions`` is None; see :meth:`grid_positions`)
+            or at ``P`` given positions; leading dimensions are a batch.
+        positions : array_like of shape (P, 2), optional
+            Positions in the unit square.
+
+        Returns
+        -------
+        self : ContinuousAttention2D
+            The fitted object.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention2D, GaussianRBF2D
+        >>> att = ContinuousAttention2D(GaussianRBF2D.grid(3, 0.3))
+        >>> att.fit(np.ones((4, 6, 6, 2))).coef_.shape
+        (4, 9, 2)
+        """
+        values = as_float_array(values, "values")
+        if positions is None:
+            if values.ndim < 3:
+                raise ValueError(f"values must have shape (..., H, W, D) on a grid, got {values.shape}.")
+            height, width = values.shape[-3:-1]
+            positions = self.grid_positions(height, width)
+            values = values.reshape(values.shape[:-3] + (height * width, values.shape[-1]))
+        positions = as_float_array(positions, "positions")
+        if values.ndim < 2 or positions.shape != (values.shape[-2], 2):
+            raise ValueError(
+                f"positions and values have mismatched shapes: positions {positions.shape}, "
+                f"values {values.shape} (expected values (..., P, D) and positions (P, 2))."
+            )
+        return self._fit(values, positions)
+
+    def expectation(self, mu, Sigma):
+        """Basis expectations :math:`r = \\mathbb{E}_p[\\psi]`.
+
+        Parameters
+        ----------
+        mu : array_like of shape (..., 2)
+            Locations.
+        Sigma : array_like of shape (..., 2, 2)
+            Score scales.
+
+        Returns
+        -------
+        ndarray of shape (\\*batch_shape, N)
+            See :func:`rbf_expectation_2d`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention2D, GaussianRBF2D
+        >>> att = ContinuousAttention2D(GaussianRBF2D.grid(2, 0.3))
+        >>> att.expectation([0.5, 0.5], 0.05 * np.eye(2)).shape
+        (4,)
+        """
+        return rbf_expectation_2d(mu, Sigma, self.basis, self.alpha, **self.options)
+
+    def context(self, mu, Sigma):
+        """Context vectors :math:`c = B^\\top r`.
+
+        Parameters
+        ----------
+        mu : array_like of shape (..., 2)
+            Locations.
+        Sigma : array_like of shape (..., 2, 2)
+            Score scales.
+
+        Returns
+        -------
+        ndarray of shape (\\*batch_shape, D)
+            The context vectors.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention2D, GaussianRBF2D
+        >>> att = ContinuousAttention2D(GaussianRBF2D.grid(3, 0.3)).fit(np.ones((5, 5, 2)))
+        >>> att.context([[0.5, 0.5], [0.2, 0.7]], 0.05 * np.eye(2)).shape
+        (2, 2)
+        """
+        self._check_fitted()
+        return self._combine(self.expectation(mu, Sigma))
+
+    def context_vjp(self, mu, Sigma, grad_context):
+        r"""Gradient of :math:`\langle g, c\rangle` w.r.t. the canonical parameters :math:`\theta`.
+
+        Parameters
+        ----------
+        mu : array_like of shape (..., 2)
+            Locations.
+        Sigma : array_like of shape (..., 2, 2)
+            Score scales.
+        grad_context : array_like of shape (\*batch_shape, D)
+            Upstream gradient with respect to the context.
+
+        Returns
+        -------
+        ndarray of shape (\*batch_shape, 6)
+            Gradient with respect to :math:`\theta = [\Sigma^{-1}\mu, \mathrm{vec}(-\frac12\Sigma^{-1})]`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention2D, GaussianRBF2D
+        >>> att = ContinuousAttention2D(GaussianRBF2D.grid(3, 0.3)).fit(np.ones((5, 5, 2)))
+        >>> att.context_vjp([0.5, 0.5], 0.05 * np.eye(2), np.ones(2)).shape
+        (6,)
+        """
+        mu, Sigma = np.asarray(mu, dtype=float), np.asarray(Sigma, dtype=float)
+        if mu.shape[-1:] != (2,) or Sigma.shape[-2:] != (2, 2):
+            raise ValueError(f"mu must be (..., 2) and Sigma (..., 2, 2), got {mu.shape} and {Sigma.shape}.")
+        shape = np.broadcast_shapes(mu.shape[:-1], Sigma.shape[:-2])
+        grad_r, full = self._grad_r(grad_context, shape)
+        mu, Sigma = np.broadcast_to(mu, full + (2,)), np.broadcast_to(Sigma, full + (2, 2))
+        grad = rbf_expectation_vjp_2d(mu, Sigma, self.basis, grad_r, self.alpha, **self.options)
+        return _sum_to(grad, shape)
