@@ -19,17 +19,32 @@ and no K×K matrix is ever formed.
 :func:`sparse_softmax_jvp`,
 :func:`entmax_jvp`
 =============================  ============================================
+
+Backends
+--------
+Each mapping has a vectorised NumPy implementation and, when the optional
+dependency numba is installed (``pip install "sksparsemax[fast]"``), compiled
+kernels that are several times faster and give the same results up to
+rounding. The default ``"auto"`` uses numba when it is importable; force one
+with :func:`set_backend` (``"auto"``, ``"numpy"`` or ``"numba"``), the
+environment variable ``SKSPARSEMAX_BACKEND``, or temporarily with the context
+manager :func:`backend`; :func:`get_backend` tells which one is in effect.
+The Jacobian-vector products and :func:`softmax` are NumPy in both.
 """
 
+from ._backend import backend, get_backend, set_backend
 from ._entmax import entmax15, entmax_bisect, entmax_jvp
 from ._softmax import softmax, softmax_jvp
 from ._sparse_softmax import sparse_softmax, sparse_softmax_jvp
 from ._sparsemax import sparsemax, sparsemax_jvp, sparsemax_threshold
 
 __all__ = [
+    "backend",
     "entmax15",
     "entmax_bisect",
     "entmax_jvp",
+    "get_backend",
+    "set_backend",
     "softmax",
     "softmax_jvp",
     "sparse_softmax",

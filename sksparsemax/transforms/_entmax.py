@@ -4,12 +4,14 @@ import numbers
 
 import numpy as np
 
+from . import _backend
 from ._softmax import softmax
 from ._validation import (
     as_float_array,
     checked_row_max,
     from_rows,
     pair_to_rows,
+    raise_invalid_row,
     to_rows,
 )
 
@@ -78,6 +80,14 @@ def entmax15(z, axis=-1):
     """
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
+    kern = _backend.kernels()
+    if kern is not None:
+        Z = np.ascontiguousarray(Z)
+        P = np.empty_like(Z)
+        zmax = np.empty(Z.shape[0], Z.dtype)
+        bad = kern.entmax15_rows(Z, P, zmax)
+        raise_invalid_row(Z, shape, "z", zmax, bad)
+        return from_rows(P, shape, axis)
     zmax = checked_row_max(Z, shape)
     with np.errstate(over="ignore"):
         U = (Z - zmax) / 2  # row maximum 0
@@ -220,6 +230,14 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
         raise ValueError(f"max_iter must be a positive integer; got {max_iter}.")
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
+    kern = _backend.kernels()
+    if kern is not None:
+        Z = np.ascontiguousarray(Z)
+        P = np.empty_like(Z)
+        zmax = np.empty(Z.shape[0], Z.dtype)
+        bad = kern.entmax_bisect_rows(Z, alpha, float(tol), int(max_iter), P, zmax)
+        raise_invalid_row(Z, shape, "z", zmax, bad)
+        return from_rows(P, shape, axis)
     zmax = checked_row_max(Z, shape)
     with np.errstate(over="ignore"):
         X = (alpha - 1.0) * (Z.astype(np.float64) - zmax)

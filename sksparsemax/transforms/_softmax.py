@@ -44,7 +44,9 @@ def softmax(z, axis=-1):
     """
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
-    P = Z - checked_row_max(Z, shape)
+    zmax = checked_row_max(Z, shape)
+    with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
+        P = Z - zmax
     np.exp(P, out=P)
     P /= P.sum(axis=1, keepdims=True)
     return from_rows(P, shape, axis)

@@ -4,8 +4,15 @@ import operator
 
 import numpy as np
 
+from . import _backend
 from ._softmax import softmax, softmax_jvp
-from ._validation import as_float_array, checked_row_max, from_rows, to_rows
+from ._validation import (
+    as_float_array,
+    checked_row_max,
+    from_rows,
+    raise_invalid_row,
+    to_rows,
+)
 
 
 def _check_k(k):
@@ -94,6 +101,14 @@ def sparse_softmax(z, k, axis=-1):
     Z, shape, axis_ = to_rows(z, axis)
     if k >= Z.shape[1]:
         return softmax(z, axis=axis)
+    kern = _backend.kernels()
+    if kern is not None:
+        Z = np.ascontiguousarray(Z)
+        P = np.empty_like(Z)
+        zmax = np.empty(Z.shape[0], Z.dtype)
+        bad = kern.sparse_softmax_rows(Z, k, P, zmax)
+        raise_invalid_row(Z, shape, "z", zmax, bad)
+        return from_rows(P, shape, axis_)
     zmax = checked_row_max(Z, shape)
     mask = top_k_mask(Z, k)
     with np.errstate(over="ignore"):

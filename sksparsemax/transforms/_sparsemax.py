@@ -2,12 +2,14 @@
 
 import numpy as np
 
+from . import _backend
 from ._validation import (
     as_float_array,
     batch_from_rows,
     checked_row_max,
     from_rows,
     pair_to_rows,
+    raise_invalid_row,
     to_rows,
 )
 
@@ -44,7 +46,6 @@ def _newton_threshold(Y, tau):
     n, m = Y.shape
     tau = tau.copy()
     size = np.empty(n, dtype=Y.dtype)
-    W = np.empty_like(Y)
     M = np.empty_like(Y)
     rows = None  # None: every row still active, in its original place
     sub = Y
@@ -52,11 +53,11 @@ def _newton_threshold(Y, tau):
     for _ in range(m + 2):  # the support shrinks at every step
         k = sub.shape[0]
         t = tau if rows is None else tau[rows]
-        Wv, Mv = W[:k], M[:k]
+        Mv = M[:k]
         np.greater(sub, t[:, None], out=Mv)
-        np.multiply(sub, Mv, out=Wv)
         cnt = _row_sum(Mv)
-        new_t = (_row_sum(Wv) - 1) / cnt
+        # sum of the entries above t (finite: masks were raised to -2)
+        new_t = (np.einsum("ij,ij->i", sub, Mv) - 1) / cnt
         if rows is None:
             tau, size = new_t, cnt
         else:
@@ -75,19 +76,45 @@ def _newton_threshold(Y, tau):
     return tau, size.astype(np.intp)
 
 
+def _newton_segments(vals, starts, counts, dtype):
+    """Newton's method for ``sum_i [y_i - tau]_+ = 1`` on segments of ``vals``.
+
+    ``vals`` holds, row after row, the candidates ``y > -1`` of every row
+    (row ``r`` is ``vals[starts[r]:starts[r] + counts[r]]``, never empty).
+    ``tau = -1`` is a lower bound of every root, and every candidate lies
+    above it, so the first step is ``tau = (sum y - 1) / count``; each step is
+    then ``tau = (sum_{y > tau} y - 1) / |{y > tau}|`` (Michelot's fixed point,
+    which is Newton's method from the left): the iterates increase, stay
+    below the root and stop, when no support changes, at the closed form of
+    Martins & Astudillo (2016) for the final support.
+    """
+    tau = ((np.add.reduceat(vals, starts) - 1) / counts).astype(dtype, copy=False)
+    prev = counts
+    for _ in range(int(counts.max()) + 1):  # a support shrinks at every step
+        above = vals > np.repeat(tau, counts)
+        cnt = np.add.reduceat(above, starts, dtype=np.intp)
+        if np.array_equal(cnt, prev):
+            break
+        total = np.add.reduceat(np.where(above, vals, 0), starts)
+        tau = ((total - 1) / cnt).astype(dtype, copy=False)
+        prev = cnt
+    return tau, prev
+
+
 def _simplex_threshold(Zs):
     """Threshold of the projection of each row of ``Zs`` onto the simplex.
 
-    ``Zs`` (n, K) holds scores shifted so that every row maximum is 0, with
-    ``-inf`` masks; it may be modified in place (masks and entries below -1
-    are raised to -2, which changes no result: they are never in the support
-    because the threshold is at least ``max z - 1 = -1``).
+    ``Zs`` (n, K), C-contiguous, holds scores shifted so that every row
+    maximum is 0, with ``-inf`` masks; it may be modified in place (entries
+    below -1 may be raised to -2, which changes no result: they are never in
+    the support because the threshold is at least ``max z - 1 = -1``).
 
-    The Newton iteration starts from the best of two free lower bounds,
-    ``-1`` and ``(sum z - 1) / K`` (any subset's ``(sum_S z - 1)/|S|`` bounds
-    the threshold from below). For wide rows the entries above that bound,
-    the only ones that can be in the support, are first gathered into a
-    narrow padded matrix, so later steps touch only them.
+    Only the candidates ``z > -1`` can be in the support. For wide rows
+    (K > 32) where they are a minority (the usual case: a few per row for
+    standard-normal scores) they are gathered into one flat vector and the
+    Newton iteration runs on its row segments (:func:`_newton_segments`);
+    otherwise it runs on the whole matrix (:func:`_newton_threshold`). Either way the result is the
+    closed form for the final support.
 
     Returns
     -------
@@ -98,31 +125,63 @@ def _simplex_threshold(Zs):
     n, K = Zs.shape
     if n == 0:
         return np.empty(0, Zs.dtype), np.empty(0, np.intp)
-    total = _row_sum(Zs)
-    if not np.isfinite(total).all():  # -inf masks (or sums overflowing)
-        np.maximum(Zs, -2, out=Zs)
+    flat = np.flatnonzero(Zs > -1) if K > 32 else None
+    if flat is None or 2 * flat.size > n * K:
+        # Narrow or dense rows: Newton on the whole matrix, from the best of
+        # the two free lower bounds -1 and (sum z - 1) / K.
         total = _row_sum(Zs)
-    tau0 = np.maximum((total - 1) / K, -1).astype(Zs.dtype, copy=False)
-    Y = Zs
-    if K > 32:
-        flat = np.flatnonzero(Zs > tau0[:, None])
-        if 4 * flat.size <= n * K:
-            rows = flat // K
-            counts = np.bincount(rows, minlength=n)
-            starts = np.cumsum(counts) - counts
-            Y = np.full((n, counts.max()), -2, dtype=Zs.dtype)
-            Y[rows, np.arange(flat.size) - starts[rows]] = Zs.ravel()[flat]
-    return _newton_threshold(Y, tau0)
+        if not np.isfinite(total).all():  # -inf masks (or sums overflowing)
+            np.maximum(Zs, -2, out=Zs)
+            total = _row_sum(Zs)
+        tau0 = np.maximum((total - 1) / K, -1).astype(Zs.dtype, copy=False)
+        return _newton_threshold(Zs, tau0)
+    vals = Zs.ravel()[flat]
+    rows = flat // K
+    # every row has a candidate (its maximum, 0): segment starts are where
+    # the row index changes
+    starts = np.empty(n, dtype=np.intp)
+    starts[0] = 0
+    starts[1:] = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+    counts = np.diff(starts, append=flat.size)
+    return _newton_segments(vals, starts, counts, Zs.dtype)
 
 
-def _sparsemax_rows(z, axis, name="z"):
+def _sparsemax_compiled(kern, Z, shape, name, write_out):
+    """Sparsemax of the rows ``Z`` by the compiled kernel (numba backend).
+
+    Returns ``(P, zmax, tau, size)`` as :func:`_sparsemax_rows`, with ``P``
+    the probabilities already (``None`` unless ``write_out``).
+    """
+    Z = np.ascontiguousarray(Z)
+    n, K = Z.shape
+    P = np.empty_like(Z) if write_out else np.empty((0, 0), Z.dtype)
+    tau = np.empty(n, Z.dtype)
+    size = np.empty(n, np.intp)
+    zmax = np.empty(n, Z.dtype)
+    bad = kern.sparsemax_rows(Z, P, tau, size, zmax, write_out)
+    raise_invalid_row(Z, shape, name, zmax, bad)
+    return (P if write_out else None), zmax.reshape(-1, 1), tau, size
+
+
+def _sparsemax_rows(z, axis, name="z", write_out=True):
+    """Sparsemax of ``z`` viewed as rows.
+
+    Returns ``(P, zmax, tau, size, shape, axis, done)``: with the NumPy
+    backend ``P`` holds the shifted scores ``z - max z`` and ``done`` is
+    False; with the numba backend ``P`` is already the output (``None``
+    unless ``write_out``) and ``done`` is True. ``tau`` is in shifted units.
+    """
     z = as_float_array(z, name)
     Z, shape, axis = to_rows(z, axis, name)
+    kern = _backend.kernels()
+    if kern is not None:
+        P, zmax, tau, size = _sparsemax_compiled(kern, Z, shape, name, write_out)
+        return P, zmax, tau, size, shape, axis, True
     zmax = checked_row_max(Z, shape, name, row_max(Z))
     with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
-        P = Z - zmax
+        P = np.subtract(Z, zmax, order="C")
     tau, size = _simplex_threshold(P)
-    return P, zmax, tau, size, shape, axis
+    return P, zmax, tau, size, shape, axis, False
 
 
 def sparsemax(z, axis=-1):
@@ -188,9 +247,10 @@ def sparsemax(z, axis=-1):
     array([[0.5, 0.5],
            [1. , 0. ]])
     """
-    P, _, tau, _, shape, axis = _sparsemax_rows(z, axis)
-    P -= tau[:, None]
-    np.maximum(P, 0, out=P)
+    P, _, tau, _, shape, axis, done = _sparsemax_rows(z, axis)
+    if not done:
+        P -= tau[:, None]
+        np.maximum(P, 0, out=P)
     return from_rows(P, shape, axis)
 
 
@@ -227,7 +287,7 @@ def sparsemax_threshold(z, axis=-1):
     >>> float(tau), int(size)
     (0.1, 2)
     """
-    _, zmax, tau, size, shape, _ = _sparsemax_rows(z, axis)
+    _, zmax, tau, size, shape, _, _ = _sparsemax_rows(z, axis, write_out=False)
     tau = tau + zmax[:, 0]
     return batch_from_rows(tau, shape), batch_from_rows(size, shape)
 

@@ -2,6 +2,8 @@
 NaN / +inf / all -inf policy.  Pure NumPy (this layer never imports
 scikit-learn)."""
 
+import operator
+
 import numpy as np
 
 
@@ -26,7 +28,7 @@ def normalize_axis(axis, ndim, name="z"):
     if ndim == 0:
         raise ValueError(f"{name} must have at least one dimension; got a scalar.")
     try:
-        axis = int(axis)
+        axis = operator.index(axis)
     except TypeError:
         raise TypeError(f"axis must be an integer; got {axis!r}.") from None
     if not -ndim <= axis < ndim:
@@ -97,6 +99,19 @@ def checked_row_max(Z, shape, name="z", zmax=None):
             problem = "has every entry equal to -inf (nothing left to put probability on)"
         raise ValueError(f"{name} {problem} at {where}.")
     return zmax
+
+
+def raise_invalid_row(Z, shape, name, zmax, bad):
+    """Raise the error of :func:`checked_row_max` for a compiled kernel.
+
+    The kernels of the numba backend store the row maxima in ``zmax`` up to
+    and including the first invalid row ``bad`` (-1 if there is none) and
+    stop there; this raises the same ``ValueError`` as the NumPy path.
+    """
+    if bad >= 0:
+        zmax = zmax.copy()
+        zmax[bad + 1 :] = 0
+        checked_row_max(Z, shape, name, zmax)
 
 
 def check_same_shape(p, v, names=("p", "v")):

@@ -1,0 +1,370 @@
+"""The NumPy and numba backends of :mod:`sksparsemax.transforms`.
+
+The key correctness checks run under BOTH backends (the numba cases are
+skipped, with the reason, when numba is not installed), against naive
+sort-based closed forms written here, and the two backends are compared with
+each other. The switch itself (``set_backend``, ``backend``,
+``get_backend``, ``SKSPARSEMAX_BACKEND``) is tested too.
+"""
+
+import contextvars
+import importlib.util
+
+import numpy as np
+import pytest
+
+import sksparsemax.transforms as T
+from sksparsemax.transforms import _backend
+
+HAS_NUMBA = importlib.util.find_spec("numba") is not None
+NO_NUMBA = "numba is not installed (pip install 'sksparsemax[fast]') - numba backend not tested"
+
+BACKENDS = [
+    "numpy",
+    pytest.param("numba", marks=pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def transforms_backend():
+    """Override conftest's per-module backend: these tests choose their own."""
+    yield None
+
+
+@pytest.fixture(params=BACKENDS)
+def use_backend(request):
+    with T.backend(request.param) as name:
+        assert name == request.param
+        yield name
+
+
+# ---------------------------------------------------------------------------
+# Naive references (one row at a time, sort-based closed forms)
+# ---------------------------------------------------------------------------
+def sparsemax_sorted(z):
+    """Martins & Astudillo (2016): sort, k(z), tau, then [z - tau]_+ (row-wise)."""
+    z = np.asarray(z, dtype=np.float64)
+    out = np.zeros_like(z)
+    taus, sizes = [], []
+    for r, row in enumerate(z.reshape(-1, z.shape[-1])):
+        fin = row[np.isfinite(row)]
+        zs = np.sort(fin)[::-1]
+        csum = np.cumsum(zs)
+        j = np.arange(1, zs.size + 1)
+        k = int(j[1 + j * zs > csum].max())
+        tau = (csum[k - 1] - 1) / k
+        out.reshape(-1, z.shape[-1])[r] = np.maximum(row - tau, 0)
+        taus.append(tau)
+        sizes.append(k)
+    return out, np.array(taus).reshape(z.shape[:-1]), np.array(sizes).reshape(z.shape[:-1])
+
+
+def entmax15_sorted(z):
+    """Peters et al. (2019), Algorithm 2, on u = z/2 (row-wise)."""
+    z = np.asarray(z, dtype=np.float64)
+    out = np.zeros_like(z)
+    for r, row in enumerate(z.reshape(-1, z.shape[-1])):
+        fin = np.isfinite(row)
+        u = (row[fin] - row[fin].max()) / 2
+        us = np.sort(u)[::-1]
+        j = np.arange(1, us.size + 1)
+        mean = np.cumsum(us) / j
+        mean_sq = np.cumsum(us**2) / j
+        tau = mean - np.sqrt(np.maximum((1 - j * (mean_sq - mean**2)) / j, 0))
+        k = int(np.count_nonzero(tau <= us))
+        p = np.zeros(row.size)
+        p[fin] = np.maximum(u - tau[k - 1], 0) ** 2
+        out.reshape(-1, z.shape[-1])[r] = p / p.sum()
+    return out
+
+
+def sparse_softmax_sorted(z, k):
+    """Top-k by a stable sort of -z (lowest index first among ties)."""
+    z = np.asarray(z, dtype=np.float64)
+    out = np.zeros_like(z)
+    for r, row in enumerate(z.reshape(-1, z.shape[-1])):
+        keep = np.argsort(-row, kind="stable")[:k]
+        e = np.exp(row[keep] - row[keep].max())
+        out.reshape(-1, z.shape[-1])[r, keep] = e / e.sum()
+    return out
+
+
+def _scores(rng, n, K, scale=1.0, masks=False):
+    z = rng.standard_normal((n, K)) * scale
+    if masks and K > 1:
+        m = rng.random((n, K)) < 0.3
+        m[np.arange(n), rng.integers(0, K, n)] = False  # never a full row
+        z[m] = -np.inf
+    return z
+
+
+SIZES = [1, 2, 3, 7, 10, 33, 100, 500]
+SCALES = [0.01, 0.3, 1.0, 10.0]
+
+
+def _assert_simplex(p, atol):
+    assert np.all(p >= 0)
+    np.testing.assert_allclose(p.sum(axis=-1, dtype=np.float64), 1.0, rtol=0, atol=atol)
+
+
+# ---------------------------------------------------------------------------
+# Correctness under each backend
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("K", SIZES)
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("masks", [False, True])
+def test_sparsemax_closed_form(use_backend, K, scale, masks):
+    z = _scores(np.random.default_rng(K), 40, K, scale, masks)
+    ref, tau_ref, size_ref = sparsemax_sorted(z)
+    p = T.sparsemax(z)
+    assert p.dtype == np.float64 and p.shape == z.shape
+    _assert_simplex(p, 1e-13)
+    np.testing.assert_allclose(p, ref, rtol=0, atol=1e-14)
+    assert np.all(p[np.isneginf(z)] == 0)
+    tau, size = T.sparsemax_threshold(z)
+    np.testing.assert_allclose(tau, tau_ref, rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(size, size_ref)
+    np.testing.assert_array_equal(size, np.count_nonzero(p, axis=-1))
+
+
+@pytest.mark.parametrize("K", SIZES)
+@pytest.mark.parametrize("masks", [False, True])
+def test_entmax15_closed_form(use_backend, K, masks):
+    z = _scores(np.random.default_rng(K + 1), 40, K, 2.0, masks)
+    p = T.entmax15(z)
+    _assert_simplex(p, 1e-13)
+    np.testing.assert_allclose(p, entmax15_sorted(z), rtol=0, atol=1e-13)
+    assert np.all(p[np.isneginf(z)] == 0)
+
+
+@pytest.mark.parametrize("K", SIZES)
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_sparse_softmax_closed_form(use_backend, K, k):
+    z = _scores(np.random.default_rng(K + 2), 40, K, 1.0, masks=True)
+    p = T.sparse_softmax(z, k)
+    _assert_simplex(p, 1e-13)
+    np.testing.assert_allclose(p, sparse_softmax_sorted(z, k), rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("alpha, exact", [(1.5, entmax15_sorted), (2.0, lambda z: sparsemax_sorted(z)[0])])
+@pytest.mark.parametrize("K", [1, 3, 10, 100])
+def test_entmax_bisect_matches_exact(use_backend, alpha, exact, K):
+    z = _scores(np.random.default_rng(K + 3), 30, K, 1.5, masks=True)
+    p = T.entmax_bisect(z, alpha=alpha)
+    _assert_simplex(p, 1e-13)
+    np.testing.assert_allclose(p, exact(z), rtol=0, atol=1e-12)
+
+
+def test_ties(use_backend):
+    z = np.array([[1.0, 3.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
+    np.testing.assert_array_equal(
+        T.sparse_softmax(z, 2), [[0, 0.5, 0.5, 0, 0], [0.5, 0.5, 0, 0, 0]]
+    )
+    np.testing.assert_allclose(T.sparse_softmax(z, 3)[1], [1 / 3] * 3 + [0, 0], rtol=1e-15)
+    np.testing.assert_allclose(T.sparsemax(z), [[0, 1 / 3, 1 / 3, 1 / 3, 0], [0.2] * 5], rtol=1e-15)
+    np.testing.assert_allclose(T.entmax15(z[1]), [0.2] * 5, rtol=1e-15)
+
+
+def test_known_values(use_backend):
+    np.testing.assert_allclose(T.sparsemax([1.0, 0.2, -1.0]), [0.9, 0.1, 0.0], atol=1e-16)
+    t = np.linspace(-3, 3, 25)
+    np.testing.assert_allclose(
+        T.sparsemax(np.stack([t, np.zeros_like(t)], axis=-1))[:, 0],
+        np.clip((t + 1) / 2, 0, 1),
+        atol=1e-16,
+    )
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        T.sparsemax,
+        lambda z: T.sparse_softmax(z, 2),
+        T.entmax15,
+        lambda z: T.entmax_bisect(z, alpha=1.7),
+    ],
+    ids=["sparsemax", "sparse_softmax", "entmax15", "entmax_bisect"],
+)
+class TestEdgeCases:
+    def test_float32_stays_float32(self, use_backend, f):
+        z = _scores(np.random.default_rng(0), 30, 12, 1.0, masks=True)
+        p32 = f(z.astype(np.float32))
+        assert p32.dtype == np.float32
+        _assert_simplex(p32, 1e-5)
+        np.testing.assert_allclose(p32, f(z), rtol=0, atol=2e-6)
+
+    def test_integers_become_float64(self, use_backend, f):
+        assert f(np.array([[3, 1, 0]])).dtype == np.float64
+
+    def test_empty_batch(self, use_backend, f):
+        for dtype in (np.float32, np.float64):
+            p = f(np.empty((0, 5), dtype=dtype))
+            assert p.shape == (0, 5) and p.dtype == dtype
+
+    def test_k_equals_one(self, use_backend, f):
+        np.testing.assert_array_equal(f(np.array([[-3.0], [5.0], [1e300]])), [[1.0]] * 3)
+
+    @pytest.mark.parametrize("dtype, big", [(np.float64, 1e300), (np.float64, 1.7e308), (np.float32, 3e38)])
+    def test_huge_scores_and_shift(self, use_backend, f, dtype, big):
+        base = np.array([[0.5, 0.0, -0.25, -3.0], [1.0, 1.0, 0.0, -np.inf]], dtype=dtype)
+        p = f(base)
+        # a shift by a large constant that keeps the differences exact
+        shift = dtype(2.0**40 if dtype == np.float64 else 2.0**16)
+        np.testing.assert_allclose(f(base + shift), p, rtol=0, atol=1e-6)
+        extreme = np.array([[big, -big, 0.0], [big, big, -big]], dtype=dtype)
+        q = f(extreme)
+        assert q.dtype == dtype
+        np.testing.assert_array_equal(q, [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+
+    def test_masks_are_exact_zeros_and_change_nothing(self, use_backend, f):
+        rng = np.random.default_rng(5)
+        z = rng.standard_normal((20, 9))
+        zm = z.copy()
+        zm[:, [1, 4]] = -np.inf
+        p = f(zm)
+        assert np.all(p[:, [1, 4]] == 0)
+        np.testing.assert_allclose(p[:, [0, 2, 3, 5, 6, 7, 8]], f(np.delete(z, [1, 4], axis=1)), rtol=0, atol=1e-15)
+
+    def test_invalid_rows_raise_naming_the_row(self, use_backend, f):
+        z = np.zeros((5, 4))
+        bad = z.copy()
+        bad[3, 1] = np.nan
+        bad[4, 2] = np.inf
+        with pytest.raises(ValueError, match=r"NaN.*\brow 3\b"):
+            f(bad)
+        bad = z.copy()
+        bad[2, 0] = np.inf
+        bad[2, 1] = np.nan  # NaN wins within a row, as NumPy's max
+        with pytest.raises(ValueError, match=r"NaN.*\brow 2\b"):
+            f(bad)
+        bad = z.copy()
+        bad[1, 3] = np.inf
+        with pytest.raises(ValueError, match=r"\+inf.*\brow 1\b"):
+            f(bad)
+        bad = z.copy()
+        bad[4] = -np.inf
+        with pytest.raises(ValueError, match=r"-inf.*\brow 4\b"):
+            f(bad)
+        bad = np.zeros((2, 3, 4), dtype=np.float32)
+        bad[1, 2, 0] = np.nan
+        with pytest.raises(ValueError, match=r"NaN.*position \(1, 2\)"):
+            f(bad)
+
+    def test_layouts_and_axes(self, use_backend, f):
+        rng = np.random.default_rng(6)
+        z = rng.standard_normal((6, 7, 8))
+        ref = f(z.reshape(-1, 8)).reshape(z.shape)
+        np.testing.assert_allclose(f(np.asfortranarray(z)), ref, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(
+            np.moveaxis(_call_axis(f, np.moveaxis(z, -1, 0), 0), 0, -1), ref, rtol=0, atol=1e-15
+        )
+        zz = np.repeat(z, 2, axis=-1)[..., ::2]  # non-contiguous
+        np.testing.assert_allclose(f(zz), ref, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(f(z[0, 0]), ref[0, 0], rtol=0, atol=1e-15)
+
+    def test_input_not_modified(self, use_backend, f):
+        z = np.random.default_rng(7).standard_normal((5, 6))
+        z[0, 0] = -np.inf
+        copy = z.copy()
+        f(z)
+        np.testing.assert_array_equal(z, copy)
+
+
+def _call_axis(f, z, axis):
+    # the parametrized lambdas take no axis: move it to the end and back
+    return np.moveaxis(f(np.moveaxis(z, axis, -1)), -1, axis)
+
+
+# ---------------------------------------------------------------------------
+# The two backends agree
+# ---------------------------------------------------------------------------
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("K", [1, 2, 5, 10, 64, 300, 2000])
+@pytest.mark.parametrize(
+    "name, f",
+    [
+        ("sparsemax", T.sparsemax),
+        ("threshold", lambda z: np.stack(T.sparsemax_threshold(z), axis=-1)),
+        ("sparse_softmax", lambda z: T.sparse_softmax(z, 5)),
+        ("entmax15", T.entmax15),
+        ("entmax_bisect_1.5", lambda z: T.entmax_bisect(z, alpha=1.5)),
+        ("entmax_bisect_1.7", lambda z: T.entmax_bisect(z, alpha=1.7)),
+        ("entmax_bisect_3", lambda z: T.entmax_bisect(z, alpha=3.0)),
+    ],
+)
+def test_backends_agree(name, f, K, dtype):
+    rng = np.random.default_rng(K)
+    z = np.concatenate([_scores(rng, 30, K, s, masks=True) for s in SCALES]).astype(dtype)
+    with T.backend("numpy"):
+        a = f(z)
+    with T.backend("numba"):
+        b = f(z)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if dtype == np.float64:
+        atol = 1e-15 * (np.abs(a).max() if name == "threshold" else 1)
+    else:
+        atol = 2e-6 * (np.abs(a).max() if name == "threshold" else 1)
+    np.testing.assert_allclose(b, a, rtol=0, atol=atol)
+
+
+# ---------------------------------------------------------------------------
+# The switch
+# ---------------------------------------------------------------------------
+def test_set_backend_and_context_manager():
+    # a fresh context: no enclosing `backend(...)` block overrides the setting
+    contextvars.Context().run(_check_set_backend_and_context_manager)
+
+
+def _check_set_backend_and_context_manager():
+    previous = T.set_backend("numpy")
+    try:
+        assert T.get_backend() == "numpy"
+        with T.backend("auto") as name:
+            assert name == ("numba" if HAS_NUMBA else "numpy")
+            assert T.get_backend() == name
+        assert T.get_backend() == "numpy"
+        with pytest.raises(RuntimeError):
+            with T.backend("auto"):
+                raise RuntimeError
+        assert T.get_backend() == "numpy"
+    finally:
+        T.set_backend(previous)
+
+
+@pytest.mark.parametrize("bad", ["cuda", "", None, 3])
+def test_invalid_backend_name(bad):
+    with pytest.raises(ValueError, match="backend must be one of"):
+        T.set_backend(bad)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        with T.backend(bad):
+            pass
+
+
+def test_environment_variable(monkeypatch):
+    monkeypatch.setenv("SKSPARSEMAX_BACKEND", "NumPy")
+    assert _backend._initial_setting() == "numpy"
+    monkeypatch.setenv("SKSPARSEMAX_BACKEND", "")
+    assert _backend._initial_setting() == "auto"
+    monkeypatch.setenv("SKSPARSEMAX_BACKEND", "fortran")
+    with pytest.raises(ValueError, match="SKSPARSEMAX_BACKEND"):
+        _backend._initial_setting()
+
+
+def test_without_numba(monkeypatch):
+    """When numba is missing, 'auto' is NumPy and 'numba' is an ImportError."""
+    monkeypatch.setattr(_backend, "_numba_found", False)
+    with T.backend("auto") as name:
+        assert name == "numpy"
+        np.testing.assert_allclose(T.sparsemax([1.0, 0.2, -1.0]), [0.9, 0.1, 0.0])
+    with pytest.raises(ImportError, match="numba"):
+        T.set_backend("numba")
+    with pytest.raises(ImportError, match="numba"):
+        with T.backend("numba"):
+            pass
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+def test_auto_prefers_numba():
+    with T.backend("auto") as name:
+        assert name == "numba"
