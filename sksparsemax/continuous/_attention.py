@@ -177,7 +177,7 @@ class ContinuousAttention1D(_AttentionBase):
         return self._fit(values, positions)
 
     def expectation(self, mu, sigma2):
-        """Basis expectations :math:`r = \\mathbb{E}_p[\\psi]`.
+        """Compute the basis expectations :math:`r = \\mathbb{E}_p[\\psi]`.
 
         Parameters
         ----------
@@ -366,7 +366,7 @@ class ContinuousAttention2D(_AttentionBase):
         return self._fit(values, positions)
 
     def expectation(self, mu, Sigma):
-        """Basis expectations :math:`r = \\mathbb{E}_p[\\psi]`.
+        """Compute the basis expectations :math:`r = \\mathbb{E}_p[\\psi]`.
 
         Parameters
         ----------

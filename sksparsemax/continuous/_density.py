@@ -389,7 +389,7 @@ class BetaGaussian:
         return np.sqrt(self.var())
 
     def tsallis_entropy(self):
-        r"""Tsallis alpha-entropy :math:`H_\alpha(p) = (1 - \int p^\alpha)/(\alpha(\alpha-1))`.
+        r"""Compute the Tsallis alpha-entropy :math:`H_\alpha(p) = (1 - \int p^\alpha)/(\alpha(\alpha-1))`.
 
         For ``alpha > 1``, :math:`\int p^\alpha = \alpha\,\rho^2/(1 + 2\alpha/(\alpha-1))`
         with :math:`\rho^2 = -2\tau`; ``alpha = 1`` gives the Shannon differential
@@ -788,7 +788,7 @@ class MultivariateBetaGaussian:
         return self._rho2() / (self.dim + 2 * a / (a - 1)) * self.Sigma
 
     def tsallis_entropy(self):
-        r"""Tsallis alpha-entropy :math:`(1 - \int p^\alpha)/(\alpha(\alpha-1))`.
+        r"""Compute the Tsallis alpha-entropy :math:`(1 - \int p^\alpha)/(\alpha(\alpha-1))`.
 
         :math:`\int p^\alpha = \alpha\,(-2\tau)/(d + 2\alpha/(\alpha-1))`; ``alpha = 1``
         gives the Shannon entropy :math:`\frac12\log((2\pi e)^d\det\Sigma)`.

@@ -223,7 +223,9 @@ def load_mulan(
         frame : pandas.DataFrame or None
             ``data`` and ``target`` side by side when ``as_frame=True``.
         feature_names : list of str
+            The names of the features.
         target_names : list of str
+            The names of the labels.
         DESCR : str
             A short description: source files, sizes, label cardinality.
 
@@ -385,6 +387,7 @@ def load_emotions(*, subset="all", as_frame=False, return_X_y=False):
         frame : pandas.DataFrame or None
             ``data`` and ``target`` side by side when ``as_frame=True``.
         feature_names : list of str
+            The names of the features.
         target_names : list of str
             ``['amazed-suprised', 'happy-pleased', 'relaxing-calm',
             'quiet-still', 'sad-lonely', 'angry-aggresive']`` (the data set's
