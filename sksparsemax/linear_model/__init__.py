@@ -1,0 +1,26 @@
+"""Linear classifiers with sparse probabilities, fitted by L-BFGS.
+
+Drop-in relatives of :class:`sklearn.linear_model.LogisticRegression`: the
+same ``C``, ``tol``, ``max_iter``, ``class_weight``, ``warm_start`` and
+``verbose`` parameters, the same objective scaling (weighted mean loss plus
+``||W||^2 / (2 C sum(sample_weight))``), dense, float32 and scipy.sparse input,
+but probabilities with exact zeros.
+
+=================================  ==========================================
+:class:`SparsemaxClassifier`       sparsemax loss (Martins & Astudillo, 2016)
+:class:`SparseSoftmaxClassifier`   top-k sparse-softmax loss (Sun et al., 2021)
+:class:`EntmaxClassifier`          alpha-entmax loss (Peters et al., 2019)
+:class:`SparsemaxMultiLabel`       multi-label classification and label
+                                   proportions (sparsemax or softmax loss)
+=================================  ==========================================
+"""
+
+from ._classifiers import EntmaxClassifier, SparsemaxClassifier, SparseSoftmaxClassifier
+from ._multilabel import SparsemaxMultiLabel
+
+__all__ = [
+    "EntmaxClassifier",
+    "SparseSoftmaxClassifier",
+    "SparsemaxClassifier",
+    "SparsemaxMultiLabel",
+]

@@ -1,0 +1,323 @@
+"""Shared fit/predict machinery of the sparse linear classifiers."""
+
+import numbers
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..losses import check_target
+from ._linear_loss import LinearModelLoss
+from ._solver import minimize_lbfgs
+
+_ACCEPT_SPARSE = ["csr", "csc"]
+_DTYPES = [np.float64, np.float32]
+
+
+def _check_sample_weight(sample_weight, n_samples, dtype):
+    """Validated sample weights as a float array of shape (n_samples,), or None.
+
+    Weights must be finite and non-negative with a positive sum. A scalar is
+    broadcast to every sample.
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, sample_weight, dtype=dtype)
+    try:
+        sw = np.asarray(sample_weight, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must be numeric: {exc}") from None
+    if sw.ndim != 1:
+        raise ValueError(
+            f"sample_weight must be 1D array or scalar; got an array of shape "
+            f"{sw.shape}."
+        )
+    if sw.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight.shape == {sw.shape}, expected ({n_samples},): "
+            f"sample_weight has {sw.shape[0]} entries but X has {n_samples} "
+            "samples."
+        )
+    if not np.all(np.isfinite(sw)):
+        i = int(np.flatnonzero(~np.isfinite(sw))[0])
+        raise ValueError(
+            f"sample_weight must be finite; sample_weight[{i}] = {sw[i]}."
+        )
+    if np.any(sw < 0):
+        i = int(np.flatnonzero(sw < 0)[0])
+        raise ValueError(
+            f"Negative values in data passed to sample_weight: "
+            f"sample_weight[{i}] = {sw[i]}."
+        )
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero: no sample to fit.")
+    return sw
+
+
+class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: linear scores fitted by L-BFGS on a loss of raw scores.
+
+    Subclasses define ``_make_loss(n_classes)`` (the loss object of
+    :mod:`sksparsemax.losses`) and may override ``_check_params_vs_data``,
+    ``_encode_target`` and ``_solve``.
+
+    Warning: This class should not be used directly. Use derived classes
+    instead.
+    """
+
+    _parameter_constraints: dict = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        fit_intercept=True,
+        tol=1e-4,
+        max_iter=100,
+        warm_start=False,
+        verbose=0,
+    ):
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    # -- hooks ---------------------------------------------------------------
+    def _make_loss(self, n_classes):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_params_vs_data(self, n_classes):
+        """Data-dependent parameter checks (e.g. k against n_classes)."""
+
+    def _encode_target(self, y):
+        """Classes, the loss target and the mask of rows to keep (or None)."""
+        check_classification_targets(y)
+        classes, y_ind = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in "
+                "the data, but the data contains only one class: "
+                f"{classes.tolist()[0]!r}."
+            )
+        return classes, y_ind.astype(np.intp, copy=False), None
+
+    def _class_sample_weight(self, classes, target):
+        """Per-sample weights implied by ``class_weight`` (or None)."""
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is None:
+            return None
+        # compute_class_weight needs the labels; the target holds indices.
+        cw = compute_class_weight(
+            class_weight, classes=classes, y=classes[target]
+        )
+        return cw[target]
+
+    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2):
+        """Run L-BFGS from ``w0``; return the packed solution and n_iter."""
+        w, _, n_iter = minimize_lbfgs(
+            linear_loss.loss_gradient,
+            w0,
+            args=(X, target, n_classes, sample_weight, l2),
+            max_iter=self.max_iter,
+            tol=self.tol,
+            verbose=self.verbose,
+            name=type(self).__name__,
+            extra_warning_msg=self._convergence_hint(n_classes),
+        )
+        return w, n_iter
+
+    def _convergence_hint(self, n_classes):
+        """Extra text for the ConvergenceWarning (or None)."""
+        return None
+
+    def _validate_fit_data(self, X, y):
+        return validate_data(
+            self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES
+        )
+
+    # -- fit -----------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by L-BFGS.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; scipy.sparse CSR/CSC matrices are used as they are
+            (never densified). float32 data give float32 coefficients.
+        y : array-like of shape (n_samples,)
+            Target labels (any hashable labels: strings, integers...).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; a weight of 2 counts a sample twice. Multiplied
+            by the weights that ``class_weight`` implies.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y = self._validate_fit_data(X, y)
+        n_samples, n_features = X.shape
+        sample_weight = _check_sample_weight(sample_weight, n_samples, X.dtype)
+        classes, target, keep = self._encode_target(y)
+        n_classes = classes.shape[0]
+        self._check_params_vs_data(n_classes)
+
+        cw = self._class_sample_weight(classes, target)
+        if cw is not None:
+            cw = cw.astype(X.dtype, copy=False)
+            sample_weight = cw if sample_weight is None else sample_weight * cw
+        if keep is not None:
+            X, target = X[keep], target[keep]
+            if sample_weight is not None:
+                sample_weight = sample_weight[keep]
+        if sample_weight is not None and not sample_weight.sum() > 0:
+            raise ValueError(
+                "The sample weights (times the class weights) sum to zero: no "
+                "sample to fit."
+            )
+        sw_sum = (
+            float(X.shape[0])
+            if sample_weight is None
+            else float(np.sum(sample_weight, dtype=np.float64))
+        )
+
+        target = check_target(target, X.shape[0], n_classes)
+        linear_loss = LinearModelLoss(self._make_loss(n_classes), self.fit_intercept)
+        w0 = self._initial_coef(linear_loss, classes, n_features)
+        l2 = 1.0 / (self.C * sw_sum)
+        w, n_iter = self._solve(
+            linear_loss, X, target, n_classes, sample_weight, w0, l2
+        )
+
+        weights, intercept = linear_loss.weight_intercept(w, n_classes)
+        self.classes_ = classes
+        self.coef_ = weights.astype(X.dtype)
+        if intercept is None:
+            self.intercept_ = np.zeros(n_classes, dtype=X.dtype)
+        else:
+            self.intercept_ = intercept.astype(X.dtype)
+        self.n_iter_ = n_iter
+        return self
+
+    def _initial_coef(self, linear_loss, classes, n_features):
+        """Zeros, or the previous solution when ``warm_start`` is set."""
+        n_classes = classes.shape[0]
+        self._warm_started = False
+        if self.warm_start and hasattr(self, "coef_"):
+            if self.coef_.shape != (n_classes, n_features) or not np.array_equal(
+                self.classes_, classes
+            ):
+                raise ValueError(
+                    "warm_start=True needs the same classes and number of "
+                    f"features as the previous fit: the previous fit had "
+                    f"classes {self.classes_.tolist()!r} and "
+                    f"{self.coef_.shape[1]} features, this one has classes "
+                    f"{classes.tolist()!r} and {n_features} features."
+                )
+            self._warm_started = True
+            return linear_loss.pack(self.coef_, self.intercept_)
+        return linear_loss.init_zero_coef(n_classes, n_features)
+
+    # -- predict -------------------------------------------------------------
+    def _raw_scores(self, X):
+        """Raw scores ``X @ coef_.T + intercept_`` of shape (n, n_classes)."""
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES, reset=False
+        )
+        Z = safe_sparse_dot(X, self.coef_.T, dense_output=True)
+        Z = np.asarray(Z)
+        Z += self.intercept_
+        return Z
+
+    def decision_function(self, X):
+        """Raw scores of the classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
+            ``X @ coef_.T + intercept_``. For a binary problem, like
+            :class:`~sklearn.linear_model.LogisticRegression`, the score of the
+            second class minus that of the first, shape (n_samples,): positive
+            scores predict ``classes_[1]``. This is what scikit-learn's
+            scorers (``roc_auc``, ``average_precision``) expect.
+        """
+        Z = self._raw_scores(X)
+        if Z.shape[1] == 2:
+            return Z[:, 1] - Z[:, 0]
+        return Z
+
+    def predict(self, X):
+        """Predict the class of highest score (and highest probability).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``; ties go to the first class.
+        """
+        Z = self._raw_scores(X)
+        return self.classes_[np.argmax(Z, axis=1)]
+
+    def _proba_from_scores(self, Z):
+        return self._make_loss(Z.shape[1]).predict_proba(Z)
+
+    def predict_proba(self, X):
+        """Class probabilities, with exact zeros.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Each row is on the probability simplex; columns follow
+            ``classes_``.
+        """
+        return self._proba_from_scores(self._raw_scores(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`; ``-inf`` where it is exactly 0.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log of predict_proba; -inf where the probability is 0.
+        """
+        proba = self.predict_proba(X)
+        with np.errstate(divide="ignore"):
+            return np.log(proba)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+

@@ -1,0 +1,428 @@
+"""Multi-class linear classifiers with sparse probabilities."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..losses import EntmaxLoss, SoftmaxLoss, SparseSoftmaxLoss, SparsemaxLoss
+from ._base import _BaseSparseLinearClassifier
+from ._solver import minimize_lbfgs
+
+#: L-BFGS iterations on the softmax loss that start SparseSoftmaxClassifier
+#: off the all-equal tie of the zero initialisation.
+SOFTMAX_WARMUP_ITER = 5
+
+_COMMON_PARAMETERS = """C : float, default=1.0
+        Inverse of the L2 regularisation strength, as in
+        :class:`~sklearn.linear_model.LogisticRegression`: the penalty is
+        :math:`\\tfrac{1}{2C\\sum_i s_i}\\|W\\|_F^2` next to the weighted mean
+        loss, so the same grid of ``C`` works for both. Must be positive.
+    fit_intercept : bool, default=True
+        Whether to fit one (unpenalised) intercept per class.
+    tol : float, default=1e-4
+        Stop L-BFGS when the largest entry of the gradient is at most ``tol``.
+    max_iter : int, default=100
+        Maximum number of L-BFGS iterations.
+    class_weight : dict or "balanced", default=None
+        Weights of the classes, ``{label: weight}``; ``"balanced"`` uses
+        ``n_samples / (n_classes * np.bincount(y))``. They multiply
+        ``sample_weight``.
+    warm_start : bool, default=False
+        If True, start from ``coef_`` and ``intercept_`` of the previous fit
+        (which must have the same classes and features).
+    verbose : int, default=0
+        If positive, print the L-BFGS iteration and objective to stderr
+        (every 10 iterations for 1, more often for larger values)."""
+
+_COMMON_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    coef_ : ndarray of shape (n_classes, n_features)
+        Weights, one row per class; float32 when ``X`` is float32. Binary
+        problems keep both rows (unlike LogisticRegression, which stores one).
+    intercept_ : ndarray of shape (n_classes,)
+        Intercepts (zeros when ``fit_intercept=False``).
+    n_iter_ : int
+        Number of L-BFGS iterations run.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during fit, when ``X`` has string column
+        names (pandas)."""
+
+_OBJECTIVE_NOTES = """The coefficients minimise, by L-BFGS (scipy's L-BFGS-B with
+    ``gtol=tol``, ``maxls=50``, ``ftol=64*eps``, as in scikit-learn),
+
+    .. math::
+
+        \\frac{1}{\\sum_i s_i} \\sum_{i=1}^n s_i\\, L(W x_i + b;\\, y_i)
+        + \\frac{1}{2 C \\sum_i s_i} \\|W\\|_F^2,
+
+    with sample weights :math:`s_i` (times the class weights) and
+    unpenalised intercepts :math:`b`."""
+
+
+def _doc(text):
+    return (
+        text.replace("%(parameters)s", _COMMON_PARAMETERS)
+        .replace("%(attributes)s", _COMMON_ATTRIBUTES)
+        .replace("%(objective)s", _OBJECTIVE_NOTES)
+    )
+
+
+class _BaseMultiClass(_BaseSparseLinearClassifier):
+    """Base of the multi-class classifiers: adds ``class_weight``."""
+
+    _parameter_constraints: dict = {
+        **_BaseSparseLinearClassifier._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        fit_intercept=True,
+        tol=1e-4,
+        max_iter=100,
+        class_weight=None,
+        warm_start=False,
+        verbose=0,
+    ):
+        super().__init__(
+            C=C,
+            fit_intercept=fit_intercept,
+            tol=tol,
+            max_iter=max_iter,
+            warm_start=warm_start,
+            verbose=verbose,
+        )
+        self.class_weight = class_weight
+
+
+class SparsemaxClassifier(_BaseMultiClass):
+    __doc__ = _doc(
+        r"""Linear classifier trained with the sparsemax loss.
+
+    The multi-class sparsemax loss of Martins & Astudillo (2016),
+
+    .. math::
+
+        L(z; y) = -z_y + \tfrac12 \sum_{j \in S(z)} (z_j^2 - \tau(z)^2)
+                  + \tfrac12,
+
+    is convex and smooth with gradient :math:`\operatorname{sparsemax}(z) -
+    e_y`; it is zero as soon as the true class leads every other score by 1
+    (for two classes it is the modified Huber loss of :math:`z_1 - z_0`).
+    :meth:`predict_proba` returns :math:`\operatorname{sparsemax}(W x + b)`,
+    which has exact zeros: classes the model rules out get probability 0.
+
+    %(objective)s
+
+    Parameters
+    ----------
+    %(parameters)s
+
+    Attributes
+    ----------
+    %(attributes)s
+
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : The softmax counterpart.
+    EntmaxClassifier : The alpha-entmax family (``alpha=2`` is this model).
+    SparseSoftmaxClassifier : Top-k sparse-softmax.
+    sksparsemax.losses.SparsemaxLoss : The loss.
+
+    Notes
+    -----
+    ``decision_function`` returns the scores ``X @ coef_.T + intercept_``,
+    or for a binary problem the difference of the two columns (shape
+    (n_samples,)), as scikit-learn's scorers expect. ``predict_log_proba``
+    is ``log(predict_proba)``, ``-inf`` where the probability is exactly 0.
+
+    References
+    ----------
+    .. [1] A. F. T. Martins and R. F. Astudillo, "From Softmax to Sparsemax:
+       A Sparse Model of Attention and Multi-Label Classification", ICML 2016.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sksparsemax.linear_model import SparsemaxClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), SparsemaxClassifier()).fit(X, y)
+    >>> clf.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
+    >>> clf.predict_proba(X[[0, 50, 100]])
+    array([[1., 0., 0.],
+           [0., 1., 0.],
+           [0., 0., 1.]])
+    >>> round(clf.score(X, y), 2)
+    0.98
+    """
+    )
+
+    def _make_loss(self, n_classes):
+        return SparsemaxLoss()
+
+
+class EntmaxClassifier(_BaseMultiClass):
+    __doc__ = _doc(
+        r"""Linear classifier trained with the alpha-entmax loss.
+
+    The Fenchel-Young loss of :math:`\alpha`-entmax (Peters, Niculae &
+    Martins, 2019),
+
+    .. math::
+
+        L_\alpha(z; y) = (p - e_y)^\top z + H^T_\alpha(p), \qquad
+        p = \operatorname{entmax}_\alpha(z),
+
+    with gradient :math:`p - e_y`, for any :math:`\alpha \ge 1`:
+    :math:`\alpha = 1` is the softmax (multinomial logistic) loss and
+    :math:`\alpha = 2` the sparsemax loss; in between, :math:`\alpha = 1.5`
+    gives sparse yet smooth probabilities. :meth:`predict_proba` returns
+    :math:`\operatorname{entmax}_\alpha(W x + b)`. ``alpha`` is a
+    constructor parameter, so it can be tuned by grid search.
+
+    %(objective)s
+
+    Parameters
+    ----------
+    alpha : float, default=1.5
+        The entmax parameter, ``alpha >= 1``.
+
+    %(parameters)s
+
+    Attributes
+    ----------
+    %(attributes)s
+
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : ``alpha=1``.
+    SparsemaxClassifier : ``alpha=2``.
+    sksparsemax.losses.EntmaxLoss : The loss.
+
+    Notes
+    -----
+    ``decision_function`` returns the scores (for a binary problem their
+    difference, shape (n_samples,)); ``predict_log_proba`` is
+    ``log(predict_proba)``, ``-inf`` where the probability is exactly 0
+    (never for ``alpha=1``).
+
+    References
+    ----------
+    .. [1] B. Peters, V. Niculae and A. F. T. Martins, "Sparse
+       Sequence-to-Sequence Models", ACL 2019.
+    .. [2] M. Blondel, A. F. T. Martins and V. Niculae, "Learning with
+       Fenchel-Young Losses", JMLR 21(35), 2020.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sksparsemax.linear_model import EntmaxClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), EntmaxClassifier(alpha=1.5))
+    >>> clf.fit(X, y).predict(X[[0, 50, 100]])
+    array([0, 1, 2])
+    >>> clf.predict_proba(X[[0, 50, 100]]).round(3)
+    array([[1.   , 0.   , 0.   ],
+           [0.   , 0.934, 0.066],
+           [0.   , 0.   , 1.   ]])
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **_BaseMultiClass._parameter_constraints,
+        "alpha": [Interval(Real, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        alpha=1.5,
+        *,
+        C=1.0,
+        fit_intercept=True,
+        tol=1e-4,
+        max_iter=100,
+        class_weight=None,
+        warm_start=False,
+        verbose=0,
+    ):
+        super().__init__(
+            C=C,
+            fit_intercept=fit_intercept,
+            tol=tol,
+            max_iter=max_iter,
+            class_weight=class_weight,
+            warm_start=warm_start,
+            verbose=verbose,
+        )
+        self.alpha = alpha
+
+    def _make_loss(self, n_classes):
+        return EntmaxLoss(self.alpha)
+
+
+class SparseSoftmaxClassifier(_BaseMultiClass):
+    __doc__ = _doc(
+        r"""Linear classifier trained with the top-k sparse-softmax loss.
+
+    With :math:`\Omega_k(z)` the indices of the :math:`k` largest scores, the
+    loss of Sun et al. (2021) is
+
+    .. math::
+
+        L_k(z; y) = \log \sum_{j \in \Omega_k(z)} e^{z_j} - z_y,
+
+    convex and piecewise smooth, with gradient
+    :math:`\operatorname{sparse\_softmax}_k(z) - e_y` away from ties at the
+    k-th score (there, the lowest class indices are kept). :meth:`predict_proba`
+    is the softmax over the :math:`k` largest scores and 0 elsewhere, so at
+    most ``k`` classes get a positive probability. For ``k >= n_classes`` the
+    loss is the softmax cross-entropy and the model is the one of
+    :class:`~sklearn.linear_model.LogisticRegression` at the same ``C``.
+
+    %(objective)s
+
+    Initialisation: at the zero coefficients every score is equal, which is a
+    tie (a kink) of the top-k loss for ``k < n_classes``. Unless it warm
+    starts, the fit therefore begins with a few (5) L-BFGS iterations on the
+    softmax loss, then minimises the top-k loss from there; the objective is
+    convex, so this only chooses the starting point. ``n_iter_`` counts the
+    iterations of both phases.
+
+    Convergence: for ``k < n_classes`` the loss is not differentiable where
+    the k-th and the (k+1)-th scores of a sample tie, and the minimiser often
+    lies on such a kink; the gradient then does not vanish and L-BFGS may stop
+    at ``max_iter`` (with a :class:`~sklearn.exceptions.ConvergenceWarning`)
+    although the objective no longer decreases noticeably. Standardised
+    features help; so does a larger ``k``.
+
+    Parameters
+    ----------
+    k : int, default=5
+        Number of classes kept, ``k >= 2`` (``k = 1`` makes the zero model
+        optimal). ``k >= n_classes`` is the plain softmax.
+
+    %(parameters)s
+
+    Attributes
+    ----------
+    %(attributes)s
+
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : ``k >= n_classes``.
+    SparsemaxClassifier : Sparse probabilities from a smooth loss.
+    sksparsemax.losses.SparseSoftmaxLoss : The loss.
+
+    Notes
+    -----
+    For a binary problem (where ``k >= 2`` is the softmax) the two weight
+    rows satisfy ``coef_[1] - coef_[0] == LogisticRegression(C=2 * C).coef_[0]``
+    (LogisticRegression penalises a single vector). ``decision_function``
+    returns that difference of scores, shape (n_samples,), for binary
+    problems; ``predict_log_proba`` is ``log(predict_proba)``, ``-inf``
+    outside the top k.
+
+    References
+    ----------
+    .. [1] J. Sun, Z. Yang, Y. Lu, J. Su and Y. Zhang, "Sparse-softmax: A
+       Simpler and Faster Alternative Softmax Transformation",
+       arXiv:2112.12433, 2021.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sksparsemax.linear_model import SparseSoftmaxClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), SparseSoftmaxClassifier(k=2))
+    >>> clf.fit(X, y).predict_proba(X[[0, 50, 100]]).round(3)
+    array([[0.986, 0.014, 0.   ],
+           [0.   , 0.867, 0.133],
+           [0.   , 0.007, 0.993]])
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **_BaseMultiClass._parameter_constraints,
+        "k": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        k=5,
+        *,
+        C=1.0,
+        fit_intercept=True,
+        tol=1e-4,
+        max_iter=100,
+        class_weight=None,
+        warm_start=False,
+        verbose=0,
+    ):
+        super().__init__(
+            C=C,
+            fit_intercept=fit_intercept,
+            tol=tol,
+            max_iter=max_iter,
+            class_weight=class_weight,
+            warm_start=warm_start,
+            verbose=verbose,
+        )
+        self.k = k
+
+    def _check_params_vs_data(self, n_classes):
+        if self.k < 2:
+            raise ValueError(
+                f"k must be at least 2; got k={self.k}. With k=1 the loss is "
+                "max_j z_j - z_y, which the all-zero model minimises: there is "
+                "nothing to learn."
+            )
+
+    def _make_loss(self, n_classes):
+        if self.k >= n_classes:
+            return SoftmaxLoss()
+        return SparseSoftmaxLoss(self.k)
+
+    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2):
+        n_warm = 0
+        if (
+            self.k < n_classes
+            and not self._warm_started
+            and not np.any(w0)
+        ):
+            warmup = type(linear_loss)(SoftmaxLoss(), linear_loss.fit_intercept)
+            w0, _, n_warm = minimize_lbfgs(
+                warmup.loss_gradient,
+                w0,
+                args=(X, target, n_classes, sample_weight, l2),
+                max_iter=SOFTMAX_WARMUP_ITER,
+                tol=self.tol,
+                verbose=self.verbose,
+                name=f"{type(self).__name__} (softmax warm-up)",
+                check=False,
+            )
+        w, n_iter = super()._solve(
+            linear_loss, X, target, n_classes, sample_weight, w0, l2
+        )
+        return w, n_warm + n_iter
+
+    def _convergence_hint(self, n_classes):
+        if self.k >= n_classes:
+            return None
+        return (
+            f"The top-k loss (k={self.k} < {n_classes} classes) is not "
+            "differentiable where the k-th and (k+1)-th scores of a sample "
+            "tie; at such an optimum the gradient criterion (tol) may never "
+            "be met although the objective has stopped decreasing."
+        )

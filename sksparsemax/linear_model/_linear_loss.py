@@ -1,0 +1,197 @@
+"""A loss of linear scores: packs the weights, adds the L2 penalty.
+
+This is the layer between a loss of raw scores (:mod:`sksparsemax.losses`) and
+the solver: it maps a flat vector of coefficients to the raw scores
+``Z = X W^T + b`` of every sample and back-propagates the loss gradient
+``dL/dZ`` to the coefficients, in the manner of scikit-learn's
+``sklearn.linear_model._linear_loss.LinearModelLoss``.
+"""
+
+import numpy as np
+from sklearn.utils.extmath import safe_sparse_dot
+
+
+class LinearModelLoss:
+    r"""Objective of a multi-class linear model with an L2 penalty.
+
+    The coefficients are packed into one flat float64 vector ``w`` of length
+    ``K*d`` (``fit_intercept=False``) or ``K*d + K``: first the weights
+    ``W`` of shape (K, d) in C order (one row per class), then the
+    intercepts ``b`` of shape (K,). The raw scores are
+    ``Z = X @ W.T + b`` (shape (n, K)) and the objective is
+
+    .. math::
+
+        f(w) = \frac{1}{\sum_i s_i} \sum_{i=1}^n s_i\, L(Z_i; t_i)
+               + \frac{\lambda}{2} \|W\|_F^2,
+
+    with sample weights :math:`s_i` (all ones when ``sample_weight`` is
+    None), targets :math:`t_i` and ``l2_reg_strength`` :math:`\lambda`; the
+    intercepts are not penalised. Estimators pass
+    :math:`\lambda = 1 / (C \sum_i s_i)`, so that ``C`` means what it means
+    for :class:`~sklearn.linear_model.LogisticRegression`.
+
+    ``X`` may be a dense array or a scipy.sparse CSR/CSC matrix; it is never
+    densified or copied. The scores, the loss gradient ``dL/dZ`` and the
+    products with ``X`` are computed in the dtype of ``X`` (float32 stays
+    float32); the objective is summed and the gradient returned in float64,
+    which is what L-BFGS works in.
+
+    Parameters
+    ----------
+    base_loss : loss object
+        A loss of raw scores with ``loss(Z, target)``, ``gradient(Z, target)``
+        and ``loss_gradient(Z, target)`` returning per-sample losses of shape
+        (n,) and/or the gradient with respect to ``Z`` of shape (n, K), such as
+        :class:`sksparsemax.losses.SparsemaxLoss`.
+    fit_intercept : bool
+        Whether ``w`` ends with K intercepts.
+    """
+
+    def __init__(self, base_loss, fit_intercept):
+        self.base_loss = base_loss
+        self.fit_intercept = fit_intercept
+
+    # -- packing -----------------------------------------------------------
+    def n_coef(self, n_classes, n_features):
+        """Length of the packed coefficient vector."""
+        return n_classes * (n_features + int(self.fit_intercept))
+
+    def init_zero_coef(self, n_classes, n_features):
+        """Packed all-zero coefficients (float64)."""
+        return np.zeros(self.n_coef(n_classes, n_features), dtype=np.float64)
+
+    def pack(self, weights, intercept=None):
+        """Pack ``weights`` (K, d) and ``intercept`` (K,) into a float64 vector."""
+        weights = np.asarray(weights, dtype=np.float64)
+        parts = [weights.ravel()]
+        if self.fit_intercept:
+            K = weights.shape[0]
+            b = np.zeros(K) if intercept is None else intercept
+            parts.append(np.asarray(b, dtype=np.float64).ravel())
+        return np.concatenate(parts)
+
+    def weight_intercept(self, coef, n_classes):
+        """Views of the weights (K, d) and the intercepts (K,) or None."""
+        if self.fit_intercept:
+            weights = coef[:-n_classes].reshape(n_classes, -1)
+            intercept = coef[-n_classes:]
+        else:
+            weights = coef.reshape(n_classes, -1)
+            intercept = None
+        return weights, intercept
+
+    def raw_prediction(self, coef, X, n_classes):
+        """Raw scores ``Z = X @ W.T + b`` of shape (n, K), in the dtype of X."""
+        weights, intercept = self.weight_intercept(coef, n_classes)
+        dtype = X.dtype
+        Z = safe_sparse_dot(X, weights.astype(dtype, copy=False).T, dense_output=True)
+        Z = np.asarray(Z)
+        if Z.dtype != dtype:  # safe_sparse_dot may upcast
+            Z = Z.astype(dtype)
+        if intercept is not None:
+            Z += intercept.astype(dtype, copy=False)
+        return Z
+
+    # -- objective ---------------------------------------------------------
+    @staticmethod
+    def _weights_sum(sample_weight, n_samples):
+        if sample_weight is None:
+            return float(n_samples)
+        return float(np.sum(sample_weight, dtype=np.float64))
+
+    def _penalty(self, weights, l2_reg_strength):
+        if l2_reg_strength == 0:
+            return 0.0
+        flat = weights.ravel()
+        return 0.5 * l2_reg_strength * float(np.dot(flat, flat))
+
+    def loss(self, coef, X, target, n_classes, sample_weight=None, l2_reg_strength=0.0):
+        """Value of the objective at ``coef`` (a float).
+
+        Parameters
+        ----------
+        coef : ndarray of shape (n_coef,)
+            Packed coefficients.
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        target : ndarray
+            Class indices (n_samples,) or target distributions
+            (n_samples, n_classes), as the base loss expects.
+        n_classes : int
+        sample_weight : ndarray of shape (n_samples,), default=None
+        l2_reg_strength : float, default=0.0
+
+        Returns
+        -------
+        loss : float
+        """
+        weights, _ = self.weight_intercept(coef, n_classes)
+        Z = self.raw_prediction(coef, X, n_classes)
+        losses = self.base_loss.loss(Z, target)
+        sw_sum = self._weights_sum(sample_weight, X.shape[0])
+        if sample_weight is None:
+            f = float(np.sum(losses, dtype=np.float64))
+        else:
+            f = float(np.dot(sample_weight.astype(np.float64, copy=False), losses))
+        return f / sw_sum + self._penalty(weights, l2_reg_strength)
+
+    def gradient(self, coef, X, target, n_classes, sample_weight=None, l2_reg_strength=0.0):
+        """Gradient of the objective at ``coef`` (float64, like ``coef``)."""
+        return self.loss_gradient(
+            coef, X, target, n_classes, sample_weight, l2_reg_strength
+        )[1]
+
+    def loss_gradient(
+        self, coef, X, target, n_classes, sample_weight=None, l2_reg_strength=0.0
+    ):
+        """Value and gradient of the objective at ``coef``.
+
+        This is the function the solver calls; it computes ``X @ W.T`` once
+        and ``G.T @ X`` once, with ``G`` the per-sample loss gradients
+        scaled in place by the normalised sample weights.
+
+        Parameters
+        ----------
+        coef : ndarray of shape (n_coef,)
+            Packed coefficients (float64).
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        target : ndarray
+            Class indices (n_samples,) or target distributions
+            (n_samples, n_classes).
+        n_classes : int
+        sample_weight : ndarray of shape (n_samples,), default=None
+        l2_reg_strength : float, default=0.0
+
+        Returns
+        -------
+        loss : float
+        gradient : ndarray of shape (n_coef,), float64
+        """
+        n_samples, n_features = X.shape
+        weights, _ = self.weight_intercept(coef, n_classes)
+        Z = self.raw_prediction(coef, X, n_classes)
+        losses, G = self.base_loss.loss_gradient(Z, target)
+        del Z
+        if G.dtype != X.dtype:  # keep the products with X in the dtype of X
+            G = G.astype(X.dtype)
+        sw_sum = self._weights_sum(sample_weight, n_samples)
+        if sample_weight is None:
+            f = float(np.sum(losses, dtype=np.float64)) / sw_sum
+            G *= G.dtype.type(1.0 / sw_sum)
+        else:
+            f = float(np.dot(sample_weight.astype(np.float64, copy=False), losses)) / sw_sum
+            G *= (sample_weight / sw_sum).astype(G.dtype, copy=False)[:, None]
+        f += self._penalty(weights, l2_reg_strength)
+
+        grad = np.empty_like(coef, dtype=np.float64)
+        n_w = n_classes * n_features
+        grad_w = grad[:n_w].reshape(n_classes, n_features)
+        # (X.T @ G).T: one BLAS GEMM for dense X (numpy's G.T @ X takes a
+        # far slower path for the transposed C-ordered G); CSR.T is CSC and
+        # vice versa, both fast with a dense G.
+        grad_w[...] = (X.T @ G).T
+        if l2_reg_strength != 0:
+            grad_w += l2_reg_strength * weights
+        if self.fit_intercept:
+            grad[n_w:] = G.sum(axis=0, dtype=np.float64)
+        return f, grad

@@ -1,0 +1,387 @@
+"""Multi-label classification and label-proportion estimation (sparsemax)."""
+
+import warnings
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import column_or_1d, validate_data
+
+from ..losses import SoftmaxLoss, SparsemaxLoss
+from ..losses._targets import SUM_TOL, SUM_TOL_FLOAT32
+from ..transforms import sparsemax_threshold
+from ._base import _ACCEPT_SPARSE, _DTYPES, _BaseSparseLinearClassifier
+
+
+def _first_position(mask):
+    """(row, column) of the first True entry of a 2-D boolean array."""
+    i, j = np.unravel_index(int(np.flatnonzero(mask.ravel())[0]), mask.shape)
+    return int(i), int(j)
+
+
+def label_proportions(Y):
+    """Target proportions from an indicator matrix or a proportion matrix.
+
+    Parameters
+    ----------
+    Y : {ndarray, sparse matrix} of shape (n_samples, n_labels)
+        A binary indicator matrix (every entry 0 or 1) or label proportions
+        (non-negative rows summing to one). Rows of zeros have no label.
+
+    Returns
+    -------
+    Q : ndarray of shape (n_samples, n_labels), float64
+        Indicator rows made uniform over their labels; proportion rows as
+        given. Rows without a label stay zero.
+    labelled : ndarray of shape (n_samples,), bool
+        Rows with at least one label.
+
+    Raises
+    ------
+    ValueError
+        If ``Y`` has a non-numeric, negative, non-finite or (when not binary)
+        larger than one entry (the message names its row and column), or if it
+        is not binary and a row with a label does not sum to one (the message
+        names the row and its sum).
+    """
+    Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+    if Y.dtype.kind == "b":
+        Y = Y.astype(np.float64)
+    elif Y.dtype.kind not in "iuf":
+        try:
+            Y = Y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "Y must be a binary indicator matrix or a matrix of label "
+                f"proportions; got non-numeric values (dtype {Y.dtype})."
+            ) from None
+    finite = np.isfinite(Y)
+    if not finite.all():
+        i, j = _first_position(~finite)
+        raise ValueError(f"Y must be finite; Y[{i}, {j}] = {Y[i, j].item()!r}.")
+    negative = Y < 0
+    if negative.any():
+        i, j = _first_position(negative)
+        raise ValueError(
+            "Y must be a binary indicator matrix or a matrix of label "
+            f"proportions, with no negative entry; Y[{i}, {j}] = {Y[i, j].item()!r}."
+        )
+    Q = Y.astype(np.float64)
+    sums = Q.sum(axis=1)
+    labelled = sums > 0
+    binary = np.all((Y == 0) | (Y == 1))
+    if not binary:
+        above_one = Y > 1
+        if above_one.any():
+            i, j = _first_position(above_one)
+            raise ValueError(
+                "Y must be a binary indicator matrix (entries 0 or 1) or a "
+                "matrix of label proportions (entries in [0, 1], rows summing "
+                f"to one); Y[{i}, {j}] = {Y[i, j].item()!r}."
+            )
+        low_precision = Y.dtype.kind == "f" and Y.dtype.itemsize < 8
+        tol = SUM_TOL_FLOAT32 if low_precision else SUM_TOL
+        bad = labelled & (np.abs(sums - 1) > tol)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            non_binary = np.flatnonzero((Y[i] != 0) & (Y[i] != 1))
+            j = int(non_binary[0]) if non_binary.size else int(np.flatnonzero(Y[i])[0])
+            raise ValueError(
+                "Y must be a binary indicator matrix (entries 0 or 1) or a "
+                "matrix of label proportions (non-negative rows summing to "
+                f"one); row {i} sums to {sums[i].item()!r} and has the value "
+                f"{Y[i, j].item()!r} in column {j}."
+            )
+    Q[labelled] /= sums[labelled, None]
+    return Q, labelled
+
+
+class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
+    r"""Multi-label classifier and label-proportion estimator (sparsemax).
+
+    The multi-label model of Martins & Astudillo (2016): one linear score per
+    label, :math:`z = W x + b`, fitted so that :math:`\operatorname{sparsemax}(z)`
+    matches the label proportions :math:`q` of each sample, with the
+    sparsemax loss
+
+    .. math::
+
+        L(z; q) = -q^\top z + \tfrac12 \sum_{j \in S(z)} (z_j^2 - \tau(z)^2)
+                  + \tfrac12 \|q\|^2,
+
+    which is zero iff :math:`\operatorname{sparsemax}(z) = q`. With
+    ``loss="softmax"`` it is the paper's softmax baseline
+    :math:`L(z; q) = \log\sum_j e^{z_j} - q^\top z` (fitted proportions
+    :math:`\operatorname{softmax}(z)`). The coefficients minimise, by L-BFGS,
+
+    .. math::
+
+        \frac{1}{\sum_i s_i} \sum_{i} s_i\, L(W x_i + b;\, q_i)
+        + \frac{1}{2 C \sum_i s_i} \|W\|_F^2
+
+    over the samples that have a label (intercepts unpenalised).
+
+    Targets: ``fit(X, Y)`` takes a binary indicator matrix (dense or
+    scipy.sparse; a row with labels :math:`S` becomes the uniform proportions
+    :math:`q = 1_S / |S|`) or a matrix of label proportions (non-negative rows
+    summing to one). Rows with no label carry no proportion: they are left
+    out of the fit, with a ``UserWarning`` that says how many. A 1-D ``y`` of
+    class labels is also accepted (one label per sample: the model is then a
+    multi-class classifier whose :meth:`predict` returns labels).
+
+    Predictions: :meth:`predict_proba` returns the estimated proportions
+    :math:`\operatorname{sparsemax}(z)` (``softmax(z)`` for
+    ``loss="softmax"``); :meth:`predict` returns the indicator matrix of the
+    labels in the support of :math:`\operatorname{sparsemax}(\text{scale}
+    \cdot z)` (never empty), or for ``loss="softmax"`` of the labels with
+    :math:`\operatorname{softmax}(z)_k > \text{threshold}` and always at
+    least the top-scoring label.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Inverse of the L2 regularisation strength, as in
+        :class:`~sklearn.linear_model.LogisticRegression`. Must be positive.
+    loss : {"sparsemax", "softmax"}, default="sparsemax"
+        The loss: sparsemax, or the softmax baseline of the paper.
+    scale : float, default=1.0
+        The multiplier :math:`t` of the scores in the sparsemax prediction
+        rule (the paper tunes :math:`t \in \{1, 1.5, \dots, 5\}`): larger
+        values predict fewer labels. Used only with ``loss="sparsemax"``.
+    threshold : float, default=None
+        The probability threshold :math:`p_0` of the softmax prediction rule
+        (the paper tunes :math:`p_0 \in \{1/K, \dots, 10/K\}`); None means
+        :math:`1/K` for :math:`K` labels. Used only with ``loss="softmax"``.
+    fit_intercept : bool, default=True
+        Whether to fit one (unpenalised) intercept per label.
+    tol : float, default=1e-4
+        Stop L-BFGS when the largest entry of the gradient is at most ``tol``.
+    max_iter : int, default=100
+        Maximum number of L-BFGS iterations.
+    warm_start : bool, default=False
+        If True, start from ``coef_`` and ``intercept_`` of the previous fit.
+    verbose : int, default=0
+        If positive, print the L-BFGS iteration and objective to stderr.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_labels,)
+        ``np.arange(n_labels)`` for a 2-D ``Y``; the class labels for a 1-D
+        ``y``.
+    coef_ : ndarray of shape (n_labels, n_features)
+        Weights, one row per label (float32 when ``X`` is float32).
+    intercept_ : ndarray of shape (n_labels,)
+        Intercepts (zeros when ``fit_intercept=False``).
+    n_iter_ : int
+        Number of L-BFGS iterations run.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during fit, when ``X`` has string column
+        names (pandas).
+
+    See Also
+    --------
+    sklearn.multiclass.OneVsRestClassifier : One logistic regression per label.
+    sklearn.linear_model.LogisticRegression : Softmax over classes.
+    SparsemaxClassifier : The multi-class sparsemax classifier.
+
+    Notes
+    -----
+    ``predict_proba`` returns proportions: each row sums to one over the
+    labels (with exact zeros for ``loss="sparsemax"``). They are not the
+    per-label marginal probabilities that scikit-learn's one-vs-rest
+    multi-label classifiers return. ``decision_function`` returns signed
+    margins, positive exactly for the predicted labels (see
+    :meth:`decision_function`); the raw scores are
+    ``X @ coef_.T + intercept_``. The paper standardises the features (use a
+    :class:`~sklearn.preprocessing.StandardScaler` in a pipeline) and tunes
+    ``C`` with ``scale`` or ``threshold`` by cross-validation.
+
+    References
+    ----------
+    .. [1] A. F. T. Martins and R. F. Astudillo, "From Softmax to Sparsemax:
+       A Sparse Model of Attention and Multi-Label Classification", ICML 2016.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_multilabel_classification
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sksparsemax.linear_model import SparsemaxMultiLabel
+    >>> X, Y = make_multilabel_classification(n_samples=300, n_classes=5,
+    ...                                       allow_unlabeled=False,
+    ...                                       random_state=0)
+    >>> clf = make_pipeline(StandardScaler(), SparsemaxMultiLabel())
+    >>> clf.fit(X[:200], Y[:200]).predict(X[200:203])
+    array([[1, 1, 1, 0, 1],
+           [1, 1, 0, 1, 0],
+           [1, 1, 1, 1, 0]])
+    >>> Y[200:203]
+    array([[1, 1, 1, 1, 1],
+           [0, 1, 0, 1, 0],
+           [0, 0, 1, 1, 0]])
+    >>> clf.predict_proba(X[200:203]).round(2)
+    array([[0.15, 0.5 , 0.32, 0.  , 0.03],
+           [0.22, 0.54, 0.  , 0.24, 0.  ],
+           [0.14, 0.15, 0.39, 0.31, 0.  ]])
+    """
+
+    _parameter_constraints: dict = {
+        **_BaseSparseLinearClassifier._parameter_constraints,
+        "loss": [StrOptions({"sparsemax", "softmax"})],
+        "scale": [Interval(Real, 0, None, closed="neither")],
+        "threshold": [Interval(Real, 0, 1, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        loss="sparsemax",
+        scale=1.0,
+        threshold=None,
+        fit_intercept=True,
+        tol=1e-4,
+        max_iter=100,
+        warm_start=False,
+        verbose=0,
+    ):
+        super().__init__(
+            C=C,
+            fit_intercept=fit_intercept,
+            tol=tol,
+            max_iter=max_iter,
+            warm_start=warm_start,
+            verbose=verbose,
+        )
+        self.loss = loss
+        self.scale = scale
+        self.threshold = threshold
+
+    def _validate_fit_data(self, X, y):
+        return validate_data(
+            self,
+            X,
+            y,
+            accept_sparse=_ACCEPT_SPARSE,
+            dtype=_DTYPES,
+            multi_output=True,
+        )
+
+    def _encode_target(self, y):
+        if y.ndim == 2 and y.shape[1] > 1:
+            Q, labelled = label_proportions(y)
+            n_unlabelled = int(np.count_nonzero(~labelled))
+            if n_unlabelled == Q.shape[0]:
+                raise ValueError(
+                    "Y has no label at all (every row is zero): there is "
+                    "nothing to fit."
+                )
+            if n_unlabelled:
+                warnings.warn(
+                    f"{n_unlabelled} of {Q.shape[0]} rows of Y have no label "
+                    "(all zeros): they carry no label proportion and are left "
+                    "out of the fit.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            self._multilabel = True
+            return (
+                np.arange(Q.shape[1]),
+                Q,
+                labelled if n_unlabelled else None,
+            )
+        # A single column (or a 1-D y): class labels, one per sample.
+        if sp.issparse(y):
+            y = y.toarray()
+        y = column_or_1d(y, warn=True)
+        self._multilabel = False
+        return super()._encode_target(y)
+
+    def _make_loss(self, n_classes):
+        return SoftmaxLoss() if self.loss == "softmax" else SparsemaxLoss()
+
+    def _margins(self, Z):
+        """Signed margins of the prediction rule: positive iff predicted."""
+        if self.loss == "sparsemax":
+            Zs = self.scale * Z
+            Zs -= Zs.max(axis=1, keepdims=True)
+            tau, _ = sparsemax_threshold(Zs, axis=1)
+            Zs -= tau[:, None]
+            return Zs
+        threshold = 1.0 / Z.shape[1] if self.threshold is None else self.threshold
+        with np.errstate(divide="ignore"):
+            return np.log(SoftmaxLoss().predict_proba(Z)) - np.log(threshold)
+
+    def decision_function(self, X):
+        """Signed margins of the labels (positive for the predicted labels).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        margins : ndarray of shape (n_samples, n_labels) or (n_samples,)
+            With scores ``z = X @ coef_.T + intercept_``: for
+            ``loss="sparsemax"``, ``scale * z - tau(scale * z)``, the margin to
+            the sparsemax threshold, so that ``sparsemax(scale * z) =
+            max(margins, 0)``; for ``loss="softmax"``,
+            ``log(softmax(z)) - log(threshold)``. A label is predicted where
+            its margin is positive (and, for ``loss="softmax"``, the label of
+            largest margin always). Within a sample the margins order the
+            labels like the scores. When fitted on a 1-D ``y``: the scores,
+            or for two classes their difference, as for
+            :class:`SparsemaxClassifier`.
+        """
+        if getattr(self, "_multilabel", False):
+            return self._margins(self._raw_scores(X))
+        return super().decision_function(X)
+
+    def predict(self, X):
+        """Predict the labels of each sample.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Y_pred : ndarray of shape (n_samples, n_labels) or (n_samples,)
+            Indicator matrix (int, 0/1) of the labels in the support of
+            ``sparsemax(scale * z)``, or for ``loss="softmax"`` of the labels
+            with ``softmax(z) > threshold`` plus the top-scoring label; that
+            is, of the labels with a positive :meth:`decision_function`. When
+            fitted on a 1-D ``y``: the labels of highest score.
+        """
+        Z = self._raw_scores(X)
+        if not self._multilabel:
+            return self.classes_[np.argmax(Z, axis=1)]
+        M = self._margins(Z)
+        Y = M > 0
+        if self.loss == "softmax":
+            Y[np.arange(Z.shape[0]), np.argmax(Z, axis=1)] = True
+        return Y.astype(np.int64)
+
+    def predict_proba(self, X):
+        """Estimated label proportions.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proportions : ndarray of shape (n_samples, n_labels)
+            ``sparsemax(z)`` (exact zeros), or ``softmax(z)`` for
+            ``loss="softmax"``; every row sums to one.
+        """
+        return super().predict_proba(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags
