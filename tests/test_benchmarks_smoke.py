@@ -1,0 +1,122 @@
+"""Smoke tests of the reproduction scripts in benchmarks/ (so they never rot).
+
+Each script runs end to end with ``--smoke`` (tiny settings, bundled data
+only) and ``--write`` into a temporary folder, never into benchmarks/results.
+The multi-label script's CV shortcut (one fit per (C, fold), every threshold
+scored from it) is checked against GridSearchCV.
+"""
+
+import importlib.util
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+
+pytest.importorskip("matplotlib")
+
+
+def _run(script, tmp_path):
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, str(BENCH / script), "--smoke", "--write", "--quiet",
+         "--results-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(ROOT),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result, time.perf_counter() - start
+
+
+def _load(script):
+    spec = importlib.util.spec_from_file_location(script.replace(".py", ""), BENCH / script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_label_proportions_smoke(tmp_path):
+    result, _ = _run("bench_label_proportions.py", tmp_path)
+    for ext in ("md", "rst", "csv", "png"):
+        assert (tmp_path / f"label_proportions.{ext}").stat().st_size > 0
+    md = (tmp_path / "label_proportions.md").read_text(encoding="utf-8")
+    assert "![JSD and MSE against document length](label_proportions.png)" in md
+    assert "| K | proportions | L |" in md
+    rst = (tmp_path / "label_proportions.rst").read_text(encoding="utf-8")
+    assert ".. list-table::" in rst
+    assert "JSD:" in result.stdout and "MSE:" in result.stdout
+
+
+def test_multilabel_smoke(tmp_path):
+    result, _ = _run("bench_multilabel.py", tmp_path)
+    for ext in ("md", "rst", "csv"):
+        assert (tmp_path / f"multilabel.{ext}").stat().st_size > 0
+    md = (tmp_path / "multilabel.md").read_text(encoding="utf-8")
+    for name in ("SparsemaxMultiLabel", "OneVsRest(LogisticRegression)", "emotions"):
+        assert name in md
+    assert "Accuracy target" in result.stdout
+
+
+def test_label_proportion_metrics():
+    bench = _load("bench_label_proportions.py")
+    P = np.array([[1.0, 0.0], [0.5, 0.5]])
+    Q = np.array([[0.0, 1.0], [0.5, 0.5]])
+    # disjoint supports: JSD = ln 2; equal rows: 0
+    assert bench.jensen_shannon(P[:1], Q[:1]) == pytest.approx(np.log(2))
+    assert bench.jensen_shannon(P[1:], Q[1:]) == pytest.approx(0.0)
+    assert bench.mean_squared_error(P, Q) == pytest.approx(2.0 / 4)
+    assert bench.lambda_to_C(1e-3, 1200) == pytest.approx(1 / 1.2)
+
+
+def test_paper_macro_f1():
+    bench = _load("bench_multilabel.py")
+    Y = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    P = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 0]])
+    # precisions (1, 1, NaN -> 0), recalls (1/2, 1/2, NaN -> 0)
+    p, r = 2 / 3, 1 / 3
+    assert bench.paper_macro_f1(Y, P) == pytest.approx(2 * p * r / (p + r))
+    assert bench.paper_macro_f1(Y, np.zeros_like(Y)) == 0.0
+
+
+@pytest.mark.parametrize("method", ["sparsemax", "softmax", "logistic"])
+def test_cv_shortcut_matches_gridsearchcv(method):
+    from sklearn.metrics import f1_score, make_scorer
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from sksparsemax.datasets import load_emotions
+
+    bench = _load("bench_multilabel.py")
+    X, Y = load_emotions(subset="train", return_X_y=True)
+    X, Y = X[:150], Y[:150]
+    C_grid = [0.1, 1.0]
+    thr = bench.threshold_grid(method, Y.shape[1], bench.SMOKE)
+    cv = KFold(3, shuffle=True, random_state=0)
+    table, _, _ = bench.cv_grid(method, X, Y, C_grid, thr, cv, max_iter=30)
+    pipe, thr_param = bench.make_pipeline(method, 1.0, False, max_iter=30)
+    search = GridSearchCV(
+        pipe,
+        {"clf__C": C_grid, thr_param: thr},
+        cv=cv,
+        scoring={
+            "micro": make_scorer(f1_score, average="micro", zero_division=0),
+            "paper": make_scorer(bench.paper_macro_f1),
+        },
+        refit="micro",
+    )
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, Y)
+    np.testing.assert_allclose(table["micro_f1"], search.cv_results_["mean_test_micro"])
+    np.testing.assert_allclose(table["macro_f1_paper"], search.cv_results_["mean_test_paper"])
+    best = bench.select(table, "micro_f1")
+    assert best["C"] == search.best_params_["clf__C"]
+    assert best["threshold"] == search.best_params_[thr_param]
