@@ -27,7 +27,14 @@ _ESTIMATORS = (
     "SparsemaxClassifier",
     "SparsemaxMultiLabel",
 )
-_SUBMODULES = ("continuous", "datasets", "linear_model", "losses", "transforms")
+_SUBMODULES = (
+    "continuous",
+    "datasets",
+    "integrations",
+    "linear_model",
+    "losses",
+    "transforms",
+)
 
 __all__ = [*_ESTIMATORS, *_SUBMODULES, "__version__"]
 

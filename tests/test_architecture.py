@@ -26,6 +26,10 @@ ALLOWED = {
     ),
     "continuous": ({"continuous"}, {"numpy", "scipy"}),
     "datasets": ({"datasets"}, {"numpy", "scipy", "sklearn", "pandas"}),
+    "integrations": (
+        {"integrations", "transforms", "linear_model"},
+        {"numpy", "pandas", "dask"},
+    ),
 }
 
 

@@ -30,6 +30,19 @@ with :func:`set_backend` (``"auto"``, ``"numpy"`` or ``"numba"``), the
 environment variable ``SKSPARSEMAX_BACKEND``, or temporarily with the context
 manager :func:`backend`; :func:`get_backend` tells which one is in effect.
 The Jacobian-vector products and :func:`softmax` are NumPy in both.
+
+Array API
+---------
+Every mapping and Jacobian-vector product also accepts an array of another
+library that follows the Python Array API standard (PyTorch tensors, CuPy,
+JAX, array-api-strict...) and returns an array of the same library on the
+same device, with the same dtype policy, ``-inf`` masks and errors. This
+needs the optional dependency array-api-compat (``pip install
+"sksparsemax[array]"``), imported only when such an array arrives; NumPy
+input keeps the NumPy path above. The error checks need one device-to-host
+synchronisation per call, so these functions run eagerly (not under
+``jax.jit``). Dask arrays are not taken directly: see
+:func:`sksparsemax.integrations.dask_transform`.
 """
 
 from ._backend import backend, get_backend, set_backend

@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from . import _array_api as _xp
 from . import _backend
 from ._softmax import softmax
 from ._validation import (
@@ -51,7 +52,7 @@ def entmax15(z, axis=-1):
 
     Returns
     -------
-    p : ndarray
+    p : ndarray or Array API array
         Same shape and floating dtype as ``z``, on the simplex, with exact
         zeros.
 
@@ -78,6 +79,8 @@ def entmax15(z, axis=-1):
     >>> entmax15([3.0, 1.0, -5.0])
     array([1., 0., 0.])
     """
+    if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
+        return _xp.entmax15(z, axis)
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
     kern = _backend.kernels()
@@ -153,7 +156,7 @@ def _entmax_threshold(X, alpha, tol, max_iter):
 
 
 def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
-    r"""alpha-entmax for any alpha >= 1, by a bracketed root search.
+    r"""Compute alpha-entmax for any alpha >= 1, by a bracketed root search.
 
     .. math::
 
@@ -189,7 +192,7 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
 
     Returns
     -------
-    p : ndarray
+    p : ndarray or Array API array
         Same shape and floating dtype as ``z``, on the simplex.
 
     Raises
@@ -228,6 +231,8 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
         raise ValueError(f"tol must be positive; got tol={tol}.")
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be a positive integer; got {max_iter}.")
+    if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
+        return _xp.entmax_bisect(z, alpha, axis, tol=tol, max_iter=max_iter)
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
     kern = _backend.kernels()
@@ -273,7 +278,7 @@ def entmax_jvp(p, v, alpha, axis=-1):
 
     Returns
     -------
-    jv : ndarray
+    jv : ndarray or Array API array
         Same shape as ``p``; zero outside the support.
 
     Examples
@@ -283,6 +288,10 @@ def entmax_jvp(p, v, alpha, axis=-1):
     array([ 0.3169..., -0.3169...,  0.    ])
     """
     alpha = check_alpha(alpha)
+    if not (isinstance(p, np.ndarray) and isinstance(v, np.ndarray)) and (
+        _xp.is_foreign(p) or _xp.is_foreign(v)
+    ):
+        return _xp.entmax_jvp(p, v, alpha, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
     pos = P > 0
     S = np.power(P, 2.0 - alpha, where=pos, out=np.zeros_like(P))

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from . import _array_api as _xp
 from ._validation import as_float_array, checked_row_max, from_rows, pair_to_rows, to_rows
 
 
@@ -23,7 +24,7 @@ def softmax(z, axis=-1):
 
     Returns
     -------
-    p : ndarray
+    p : ndarray or Array API array
         Same shape and floating dtype as ``z``; every slice along ``axis``
         lies on the probability simplex.
 
@@ -42,6 +43,8 @@ def softmax(z, axis=-1):
     >>> softmax([0.0, 0.0, float("-inf")])
     array([0.5, 0.5, 0. ])
     """
+    if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
+        return _xp.softmax(z, axis)
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
     zmax = checked_row_max(Z, shape)
@@ -70,7 +73,7 @@ def softmax_jvp(p, v, axis=-1):
 
     Returns
     -------
-    jv : ndarray
+    jv : ndarray or Array API array
         Same shape as ``p``.
 
     Examples
@@ -79,6 +82,10 @@ def softmax_jvp(p, v, axis=-1):
     >>> softmax_jvp(softmax([0.0, 0.0]), [1.0, 0.0])
     array([ 0.25, -0.25])
     """
+    if not (isinstance(p, np.ndarray) and isinstance(v, np.ndarray)) and (
+        _xp.is_foreign(p) or _xp.is_foreign(v)
+    ):
+        return _xp.softmax_jvp(p, v, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
     PV = P * V
     PV -= P * PV.sum(axis=1, keepdims=True)

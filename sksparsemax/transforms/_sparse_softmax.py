@@ -4,6 +4,7 @@ import operator
 
 import numpy as np
 
+from . import _array_api as _xp
 from . import _backend
 from ._softmax import softmax, softmax_jvp
 from ._validation import (
@@ -67,7 +68,7 @@ def sparse_softmax(z, k, axis=-1):
 
     Returns
     -------
-    p : ndarray
+    p : ndarray or Array API array
         Same shape and floating dtype as ``z``; each slice has at most ``k``
         nonzero entries (exactly ``min(k, K)`` when the scores are finite and
         within ~700 of each other, beyond which ``exp`` underflows).
@@ -97,6 +98,8 @@ def sparse_softmax(z, k, axis=-1):
     array([0.5, 0.5, 0. ])
     """
     k = _check_k(k)
+    if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
+        return _xp.sparse_softmax(z, k, axis)
     z = as_float_array(z)
     Z, shape, axis_ = to_rows(z, axis)
     if k >= Z.shape[1]:
@@ -141,7 +144,7 @@ def sparse_softmax_jvp(p, v, axis=-1):
 
     Returns
     -------
-    jv : ndarray
+    jv : ndarray or Array API array
         Same shape as ``p``.
 
     Examples

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from . import _array_api as _xp
 from . import _backend
 from ._validation import (
     as_float_array,
@@ -214,7 +215,7 @@ def sparsemax(z, axis=-1):
 
     Returns
     -------
-    p : ndarray
+    p : ndarray or Array API array
         Same shape and floating dtype as ``z``; each slice along ``axis`` is
         on the probability simplex, with exact zeros.
 
@@ -247,6 +248,8 @@ def sparsemax(z, axis=-1):
     array([[0.5, 0.5],
            [1. , 0. ]])
     """
+    if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
+        return _xp.sparsemax(z, axis)
     P, _, tau, _, shape, axis, done = _sparsemax_rows(z, axis)
     if not done:
         P -= tau[:, None]
@@ -274,10 +277,10 @@ def sparsemax_threshold(z, axis=-1):
 
     Returns
     -------
-    tau : ndarray
+    tau : ndarray or Array API array
         Thresholds, shape of ``z`` without ``axis``, dtype of the result of
         :func:`sparsemax`.
-    support_size : ndarray of int
+    support_size : ndarray or Array API array of int
         Number of nonzero probabilities, same shape as ``tau``.
 
     Examples
@@ -287,6 +290,8 @@ def sparsemax_threshold(z, axis=-1):
     >>> float(tau), int(size)
     (0.1, 2)
     """
+    if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
+        return _xp.sparsemax_threshold(z, axis)
     _, zmax, tau, size, shape, _, _ = _sparsemax_rows(z, axis, write_out=False)
     tau = tau + zmax[:, 0]
     return batch_from_rows(tau, shape), batch_from_rows(size, shape)
@@ -314,7 +319,7 @@ def sparsemax_jvp(p, v, axis=-1):
 
     Returns
     -------
-    jv : ndarray
+    jv : ndarray or Array API array
         Same shape as ``p``; zero outside the support.
 
     Examples
@@ -323,6 +328,10 @@ def sparsemax_jvp(p, v, axis=-1):
     >>> sparsemax_jvp([0.9, 0.1, 0.0], [1.0, 0.0, 5.0])
     array([ 0.5, -0.5,  0. ])
     """
+    if not (isinstance(p, np.ndarray) and isinstance(v, np.ndarray)) and (
+        _xp.is_foreign(p) or _xp.is_foreign(v)
+    ):
+        return _xp.sparsemax_jvp(p, v, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
     mask = P > 0
     mean = np.sum(V, axis=1, where=mask, keepdims=True) / np.count_nonzero(
