@@ -10,8 +10,9 @@ Gaussian radial basis functions under such a density.
   :class:`MultivariateBetaGaussian` (d dimensions).
 - Basis functions: :class:`GaussianRBF1D`, :class:`GaussianRBF2D`.
 - Forward / backward passes: :func:`rbf_expectation_1d`,
-  :func:`rbf_expectation_jacobian_1d`, :func:`rbf_expectation_vjp_1d` and their
-  ``_2d`` counterparts.
+  :func:`rbf_expectation_jacobian_1d`, :func:`rbf_expectation_vjp_1d`,
+  :func:`rbf_expectation_and_jacobian_1d` (both passes at once) and their ``_2d``
+  counterparts.
 - Attention: :class:`ContinuousAttention1D`, :class:`ContinuousAttention2D`.
 
 This subpackage depends on NumPy and SciPy only.
@@ -22,11 +23,13 @@ from ._basis import GaussianRBF1D, GaussianRBF2D
 from ._density import BetaGaussian, EllipsoidSupport, MultivariateBetaGaussian
 from ._expectation_1d import (
     rbf_expectation_1d,
+    rbf_expectation_and_jacobian_1d,
     rbf_expectation_jacobian_1d,
     rbf_expectation_vjp_1d,
 )
 from ._expectation_2d import (
     rbf_expectation_2d,
+    rbf_expectation_and_jacobian_2d,
     rbf_expectation_jacobian_2d,
     rbf_expectation_vjp_2d,
 )
@@ -41,6 +44,8 @@ __all__ = [
     "MultivariateBetaGaussian",
     "rbf_expectation_1d",
     "rbf_expectation_2d",
+    "rbf_expectation_and_jacobian_1d",
+    "rbf_expectation_and_jacobian_2d",
     "rbf_expectation_jacobian_1d",
     "rbf_expectation_jacobian_2d",
     "rbf_expectation_vjp_1d",

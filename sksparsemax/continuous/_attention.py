@@ -3,8 +3,8 @@
 import numpy as np
 
 from ._basis import GaussianRBF1D, GaussianRBF2D
-from ._expectation_1d import rbf_expectation_1d, rbf_expectation_vjp_1d
-from ._expectation_2d import rbf_expectation_2d, rbf_expectation_vjp_2d
+from ._expectation_1d import rbf_expectation_1d, rbf_expectation_and_jacobian_1d, rbf_expectation_vjp_1d
+from ._expectation_2d import rbf_expectation_2d, rbf_expectation_and_jacobian_2d, rbf_expectation_vjp_2d
 from ._utils import as_float_array, check_alpha
 
 __all__ = ["ContinuousAttention1D", "ContinuousAttention2D"]
@@ -74,6 +74,19 @@ class _AttentionBase:
                 f"grad_context {grad_context.shape}, the densities' batch shape {batch_shape} and "
                 f"the values' batch shape {self.coef_.shape[:-2]} do not broadcast together."
             ) from None
+
+
+    def _with_vjp(self, r, jac):
+        """Context c = B'r and a closure g -> J (B g) reusing the precomputed Jacobian."""
+        shape = r.shape[:-1]
+        context = self._combine(r)
+
+        def vjp(grad_context):
+            grad_r, full = self._grad_r(grad_context, shape)
+            jac_full = np.broadcast_to(jac, full + jac.shape[-2:])
+            return _sum_to(np.einsum("...kn,...n->...k", jac_full, grad_r), shape)
+
+        return context, vjp
 
 
 def _sum_to(grad, shape):
@@ -253,6 +266,40 @@ class ContinuousAttention1D(_AttentionBase):
         mu, sigma2 = np.broadcast_to(mu, full), np.broadcast_to(sigma2, full)
         grad = rbf_expectation_vjp_1d(mu, sigma2, self.basis, grad_r, self.alpha, **self.options)
         return _sum_to(grad, shape)
+
+    def context_with_vjp(self, mu, sigma2):
+        r"""Context vectors and their vector-Jacobian product, from one fused pass.
+
+        Computes :math:`r` and :math:`J = \partial r/\partial\theta` together with
+        :func:`rbf_expectation_and_jacobian_1d` (little more than the cost of ``r``
+        alone) and returns the context with a closure for the backward pass, as a
+        layer in a training loop needs both.
+
+        Parameters
+        ----------
+        mu, sigma2 : array_like
+            Density parameters; their batch shape broadcasts with the values' batch.
+
+        Returns
+        -------
+        context : ndarray of shape (\*batch_shape, D)
+            As :meth:`context`.
+        vjp : callable
+            ``vjp(grad_context)`` returns the gradient with respect to
+            :math:`\theta`, shape ``mu``/``sigma2`` batch + ``(2,)``, as :meth:`context_vjp`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention1D, GaussianRBF1D
+        >>> att = ContinuousAttention1D(GaussianRBF1D.uniform(8, 0.2)).fit(np.eye(10)[:, :3])
+        >>> context, vjp = att.context_with_vjp([0.3, 0.6], 0.01)
+        >>> context.shape, vjp(np.ones((2, 3))).shape
+        ((2, 3), (2, 2))
+        """
+        self._check_fitted()
+        r, jac = rbf_expectation_and_jacobian_1d(mu, sigma2, self.basis, self.alpha, **self.options)
+        return self._with_vjp(r, jac)
 
 
 class ContinuousAttention2D(_AttentionBase):
@@ -449,3 +496,38 @@ class ContinuousAttention2D(_AttentionBase):
         mu, Sigma = np.broadcast_to(mu, full + (2,)), np.broadcast_to(Sigma, full + (2, 2))
         grad = rbf_expectation_vjp_2d(mu, Sigma, self.basis, grad_r, self.alpha, **self.options)
         return _sum_to(grad, shape)
+
+    def context_with_vjp(self, mu, Sigma):
+        r"""Context vectors and their vector-Jacobian product, from one fused pass.
+
+        Computes :math:`r` and :math:`J = \partial r/\partial\theta` together with
+        :func:`rbf_expectation_and_jacobian_2d` and returns the context with a closure
+        for the backward pass.
+
+        Parameters
+        ----------
+        mu : array_like of shape (..., 2)
+            Locations.
+        Sigma : array_like of shape (..., 2, 2)
+            Score scales.
+
+        Returns
+        -------
+        context : ndarray of shape (\*batch_shape, D)
+            As :meth:`context`.
+        vjp : callable
+            ``vjp(grad_context)`` returns the gradient with respect to
+            :math:`\theta` (batch + ``(6,)``), as :meth:`context_vjp`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sksparsemax.continuous import ContinuousAttention2D, GaussianRBF2D
+        >>> att = ContinuousAttention2D(GaussianRBF2D.grid(3, 0.3)).fit(np.ones((5, 5, 2)))
+        >>> context, vjp = att.context_with_vjp([0.5, 0.5], 0.05 * np.eye(2))
+        >>> context.shape, vjp(np.ones(2)).shape
+        ((2,), (6,))
+        """
+        self._check_fitted()
+        r, jac = rbf_expectation_and_jacobian_2d(mu, Sigma, self.basis, self.alpha, **self.options)
+        return self._with_vjp(r, jac)
