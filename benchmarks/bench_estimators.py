@@ -14,40 +14,57 @@ the same ``C``, ``tol`` and ``max_iter`` in one run:
   LogisticRegression)`` on the MULAN data sets in ``../shared/data/multilabel``
   (read with :func:`sksparsemax.datasets.load_mulan`), standardised.
 
-For each model it prints the fit time (best of ``--repeats``), its ratio to
-the reference, L-BFGS iterations, test accuracy (micro-F1 for multi-label) and
+For each model it prints the fit time, its ratio to the reference (the first
+row), L-BFGS iterations (``*``: stopped at ``max_iter``; for one-vs-rest the
+sum over the labels), the test score (accuracy; micro-F1 for multi-label) and
 the peak memory traced by :mod:`tracemalloc` during a separate fit, with its
 ratio to the reference (NumPy reports its buffers to tracemalloc, so the peak
 covers the arrays a fit allocates, not the input data).
 
+Timing protocol (the machines are shared and noisy): every model is fitted
+once as a warm-up (imports, numba compilation), then the timed fits go round
+the models ``--repeats`` times, interleaved, and the best time of each model
+is kept. BLAS runs on one thread unless ``OPENBLAS_NUM_THREADS`` /
+``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` are set: threaded BLAS on a loaded
+machine makes timings erratic, and one thread treats both sides alike.
+
 Run from the repository root::
 
-    python benchmarks/bench_estimators.py            # full sizes (minutes)
-    python benchmarks/bench_estimators.py --quick    # < 1 minute
+    python benchmarks/bench_estimators.py                   # full sizes (minutes)
+    python benchmarks/bench_estimators.py --quick           # < 1 minute
+    python benchmarks/bench_estimators.py --only multilabel # MULAN, C=1
+
+For the multi-label part a sparsemax model that stops at ``max_iter`` is also
+refitted with ``10 * max_iter`` iterations, to show whether the early stop
+costs micro-F1.
 
 Targets (issue 4): SparsemaxClassifier fit time <= LogisticRegression's at
 equal or better accuracy; SparsemaxMultiLabel <= half the time of the
 one-vs-rest logistic regression; peak memory <= 1.5x.
 """
 
-import argparse
 import os
-import sys
-import time
-import tracemalloc
-import warnings
-from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-from sklearn.base import clone
-from sklearn.datasets import make_classification
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, f1_score
-from sklearn.model_selection import train_test_split
-from sklearn.multiclass import OneVsRestClassifier
-from sklearn.preprocessing import StandardScaler
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.metrics import accuracy_score, f1_score  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.multiclass import OneVsRestClassifier  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -96,44 +113,97 @@ def _fit(est, X, y):
         return est.fit(X, y)
 
 
-def measure(est, X, y, repeats):
-    times = []
-    for _ in range(repeats):
-        e = clone(est)
-        t0 = time.perf_counter()
-        _fit(e, X, y)
-        times.append(time.perf_counter() - t0)
-    e_mem = clone(est)
+def _timed_fit(est, X, y):
+    e = clone(est)
+    t0 = time.perf_counter()
+    _fit(e, X, y)
+    return e, time.perf_counter() - t0
+
+
+def _peak_memory(est, X, y):
+    e = clone(est)
     tracemalloc.start()
-    _fit(e_mem, X, y)
+    _fit(e, X, y)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return e, min(times), peak
+    return peak
+
+
+def measure_all(models, X, y, repeats):
+    """Fit every model ``repeats`` times, interleaved; best time, peak memory.
+
+    Every model is fitted once first (warm-up: imports, numba compilation,
+    caches), then the timed fits go round the models ``repeats`` times, so
+    that a burst of load from other jobs on a shared machine hits every
+    model alike; the best (minimum) time of each model is kept. The peak
+    memory comes from one more fit of each model under tracemalloc.
+    """
+    fitted = {name: _timed_fit(est, X, y)[0] for name, est in models}  # warm-up
+    times = {name: [] for name, _ in models}
+    for _ in range(repeats):
+        for name, est in models:
+            fitted[name], t = _timed_fit(est, X, y)
+            times[name].append(t)
+    peaks = {name: _peak_memory(est, X, y) for name, est in models}
+    return {name: (fitted[name], min(times[name]), peaks[name]) for name, _ in models}
 
 
 def n_iter_of(est):
-    if hasattr(est, "estimators_"):  # one-vs-rest
+    if hasattr(est, "estimators_"):  # one-vs-rest: the sum over the labels
         return int(sum(int(np.max(getattr(e, "n_iter_", 0))) for e in est.estimators_))
     return int(np.max(est.n_iter_))
 
 
-def report(title, models, X_train, y_train, X_test, y_test, repeats, score):
+def hit_max_iter(est, max_iter):
+    """Whether the fit (for one-vs-rest: any label's fit) stopped at max_iter."""
+    fits = est.estimators_ if hasattr(est, "estimators_") else [est]
+    return any(int(np.max(getattr(e, "n_iter_", 0))) >= max_iter for e in fits)
+
+
+def report(title, models, X_train, y_train, X_test, y_test, repeats, score,
+           max_iter=None, check_convergence=False):
+    """Print one table; the first model is the reference of the ratios.
+
+    With ``check_convergence``, a model other than the reference that stopped
+    at ``max_iter`` is refitted once with ``10 * max_iter`` iterations (not
+    timed against the others) to show what its score would be at
+    convergence.
+    """
     print(f"\n== {title} ==")
     print(
-        f"{'model':42s} {'fit s':>8s} {'ratio':>6s} {'iter':>5s} "
+        f"{'model':44s} {'fit s':>8s} {'ratio':>6s} {'iter':>5s} "
         f"{'score':>7s} {'peak MiB':>9s} {'ratio':>6s}"
     )
+    results = measure_all(models, X_train, y_train, repeats)
     ref_time = ref_peak = None
+    rows = []
     for name, est in models:
-        fitted, t, peak = measure(est, X_train, y_train, repeats)
+        fitted, t, peak = results[name]
         ref_time = t if ref_time is None else ref_time
         ref_peak = peak if ref_peak is None else ref_peak
         s = score(y_test, fitted.predict(X_test))
+        n_iter = n_iter_of(fitted)
+        flag = "*" if max_iter is not None and hit_max_iter(fitted, max_iter) else " "
         print(
-            f"{name:42s} {t:8.2f} {t / ref_time:6.2f} {n_iter_of(fitted):5d} "
+            f"{name:44s} {t:8.3f} {t / ref_time:6.2f} {n_iter:5d}{flag}"
             f"{s:7.4f} {peak / 2**20:9.1f} {peak / ref_peak:6.2f}",
             flush=True,
         )
+        rows.append(dict(model=name, time=t, ratio=t / ref_time, n_iter=n_iter,
+                         score=s, peak=peak, peak_ratio=peak / ref_peak))
+        if check_convergence and flag == "*" and name != models[0][0]:
+            long_run = clone(est).set_params(max_iter=10 * max_iter)
+            long_fit, t_long = _timed_fit(long_run, X_train, y_train)
+            s_long = score(y_test, long_fit.predict(X_test))
+            print(
+                f"{'  ... run to convergence (max_iter=' + str(10 * max_iter) + ')':44s}"
+                f" {t_long:8.3f} {t_long / ref_time:6.2f} {n_iter_of(long_fit):5d} "
+                f"{s_long:7.4f}",
+                flush=True,
+            )
+    if max_iter is not None:
+        print(f"(* stopped at max_iter={max_iter}; one-vs-rest: some label did)")
+    return rows
 
 
 def classifiers(C, tol, max_iter):
@@ -146,13 +216,24 @@ def classifiers(C, tol, max_iter):
     ]
 
 
+MULAN_NAMES = ["scene", "emotions", "yeast", "medical"]
+
+
 def bench_multilabel(data_dir, args):
+    """SparsemaxMultiLabel (both losses) vs one-vs-rest LR on MULAN data.
+
+    One fixed ``C`` (``--C``) for every model and data set, standardised
+    features (``with_mean=False`` for the sparse *medical*), training rows
+    without a label dropped; score: test micro-F1 of the default prediction
+    rule (``scale=1``, ``threshold=1/K``, OvR: 0.5), i.e. untuned.
+    """
     try:
         from sksparsemax.datasets import load_mulan
     except ImportError:
         print("\n(multi-label part skipped: sksparsemax.datasets.load_mulan not found)")
-        return
-    names = ["emotions"] if args.quick else ["scene", "emotions", "yeast", "medical"]
+        return []
+    names = ["emotions"] if args.quick else MULAN_NAMES
+    summary = []
     for name in names:
         folder = Path(data_dir) / name
         train, test = folder / f"{name}-train.arff", folder / f"{name}-test.arff"
@@ -161,7 +242,7 @@ def bench_multilabel(data_dir, args):
             continue
         X_train, Y_train = load_mulan(train, folder / f"{name}.xml", return_X_y=True)
         X_test, Y_test = load_mulan(test, folder / f"{name}.xml", return_X_y=True)
-        keep = Y_train.sum(axis=1) > 0
+        keep = np.asarray(Y_train.sum(axis=1)).ravel() > 0
         X_train, Y_train = X_train[keep], Y_train[keep]
         scaler = StandardScaler(with_mean=not sp.issparse(X_train)).fit(X_train)
         X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
@@ -173,12 +254,25 @@ def bench_multilabel(data_dir, args):
             ("SparsemaxMultiLabel(loss='softmax')",
              SparsemaxMultiLabel(loss="softmax", **common)),
         ]
-        report(
-            f"multi-label {name} {X_train.shape} {Y_train.shape[1]} labels "
-            "(score: test micro-F1)",
-            models, X_train, Y_train, X_test, Y_test, args.repeats,
+        rows = report(
+            f"multi-label {name} {X_train.shape} "
+            f"{'CSR' if sp.issparse(X_train) else 'dense'}, {Y_train.shape[1]} "
+            f"labels, C={args.C} (score: test micro-F1, untuned rule)",
+            models, X_train, Y_train, X_test, Y_test, args.repeats or 7,
             lambda Y, P: f1_score(Y, P, average="micro"),
+            max_iter=args.max_iter, check_convergence=True,
         )
+        summary.append((name, rows))
+    if summary:
+        print("\n== multi-label summary: fit time / OvR(LR) fit time "
+              "(target for SparsemaxMultiLabel: <= 0.5) ==")
+        print(f"{'data set':10s} {'sparsemax':>10s} {'iter':>5s} "
+              f"{'softmax':>10s} {'iter':>5s} {'OvR iter (sum)':>15s}")
+        for name, rows in summary:
+            ref, sm, so = rows
+            print(f"{name:10s} {sm['ratio']:10.2f} {sm['n_iter']:5d} "
+                  f"{so['ratio']:10.2f} {so['n_iter']:5d} {ref['n_iter']:15d}")
+    return summary
 
 
 def main(argv=None):
@@ -187,7 +281,11 @@ def main(argv=None):
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--tol", type=float, default=1e-4)
     parser.add_argument("--max-iter", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=None, help="timing runs (best of)")
+    parser.add_argument(
+        "--repeats", type=int, default=None,
+        help="timed fits per model (best of); default 3 (--quick) or 2 for the "
+        "classifiers, 7 for multi-label",
+    )
     parser.add_argument("--only", choices=["dense", "sparse", "multilabel"], default=None)
     parser.add_argument(
         "--data-dir",
@@ -197,11 +295,11 @@ def main(argv=None):
         ),
     )
     args = parser.parse_args(argv)
-    if args.repeats is None:
-        args.repeats = 1 if not args.quick else 2
     rng = np.random.default_rng(0)
     print(f"C={args.C} tol={args.tol} max_iter={args.max_iter}; "
-          f"BLAS threads as configured; quick={args.quick}")
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}; "
+          f"best of {args.repeats or 'several'} interleaved fits after a warm-up; "
+          f"quick={args.quick}")
 
     if args.only in (None, "dense"):
         n, d = (8000, 100) if args.quick else (50000, 200)
@@ -218,7 +316,8 @@ def main(argv=None):
         report(
             f"dense {X_train.shape}, 20 classes (score: test accuracy)",
             classifiers(args.C, args.tol, args.max_iter),
-            X_train, y_train, X_test, y_test, args.repeats, accuracy_score,
+            X_train, y_train, X_test, y_test, args.repeats or (3 if args.quick else 2),
+            accuracy_score,
         )
 
     if args.only in (None, "sparse"):
@@ -231,7 +330,8 @@ def main(argv=None):
             f"sparse CSR {X_train.shape}, density {X.nnz / np.prod(X.shape):.4f}, "
             "20 classes (score: test accuracy)",
             classifiers(args.C, args.tol, args.max_iter),
-            X_train, y_train, X_test, y_test, args.repeats, accuracy_score,
+            X_train, y_train, X_test, y_test, args.repeats or (3 if args.quick else 2),
+            accuracy_score,
         )
 
     if args.only in (None, "multilabel"):

@@ -2,7 +2,6 @@
 
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..losses import EntmaxLoss, SoftmaxLoss, SparseSoftmaxLoss, SparsemaxLoss
@@ -291,12 +290,14 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
 
     %(objective)s
 
-    Initialisation: at the zero coefficients every score is equal, which is a
-    tie (a kink) of the top-k loss for ``k < n_classes``. Unless it warm
-    starts, the fit therefore begins with a few (5) L-BFGS iterations on the
-    softmax loss, then minimises the top-k loss from there; the objective is
-    convex, so this only chooses the starting point. ``n_iter_`` counts the
-    iterations of both phases.
+    Initialisation: the weights start at 0 and the intercepts at the log of
+    the class frequencies (the softmax intercept-only optimum), where every
+    score of a sample is equal when the classes are balanced: a tie (a kink)
+    of the top-k loss for ``k < n_classes``. Unless it warm starts, the fit
+    therefore begins with a few (5) L-BFGS iterations on the softmax loss,
+    then minimises the top-k loss from there; the objective is convex, so
+    this only chooses the starting point. ``n_iter_`` counts the iterations
+    of both phases.
 
     Convergence: for ``k < n_classes`` the loss is not differentiable where
     the k-th and the (k+1)-th scores of a sample tie, and the minimiser often
@@ -396,11 +397,7 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
 
     def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2):
         n_warm = 0
-        if (
-            self.k < n_classes
-            and not self._warm_started
-            and not np.any(w0)
-        ):
+        if self.k < n_classes and not self._warm_started:
             warmup = type(linear_loss)(SoftmaxLoss(), linear_loss.fit_intercept)
             w0, _, n_warm = minimize_lbfgs(
                 warmup.loss_gradient,
@@ -412,6 +409,9 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
                 name=f"{type(self).__name__} (softmax warm-up)",
                 check=False,
             )
+            # Hand the score buffer on rather than holding two of them.
+            linear_loss._scores_buffer = warmup._scores_buffer
+            del warmup
         w, n_iter = super()._solve(
             linear_loss, X, target, n_classes, sample_weight, w0, l2
         )

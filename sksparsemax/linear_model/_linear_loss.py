@@ -8,7 +8,10 @@ the solver: it maps a flat vector of coefficients to the raw scores
 """
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
+
+from ..losses import BaseLoss
 
 
 class LinearModelLoss:
@@ -46,11 +49,22 @@ class LinearModelLoss:
         :class:`sksparsemax.losses.SparsemaxLoss`.
     fit_intercept : bool
         Whether ``w`` ends with K intercepts.
+
+    Notes
+    -----
+    Fast path: with a loss of :mod:`sksparsemax.losses` (a
+    :class:`~sksparsemax.losses.BaseLoss`), :meth:`loss_gradient` computes
+    the scores into one (n, K) buffer that the object keeps and reuses from
+    call to call (for dense ``X``), and the loss writes its gradient over the
+    scores (``loss_gradient(Z, target, out=Z)``): an iteration allocates no
+    (n, K) temporary beyond that buffer. Other loss objects (duck typing:
+    ``loss`` and ``loss_gradient`` of raw scores) get a new gradient array.
     """
 
     def __init__(self, base_loss, fit_intercept):
         self.base_loss = base_loss
         self.fit_intercept = fit_intercept
+        self._scores_buffer = None
 
     # -- packing -----------------------------------------------------------
     def n_coef(self, n_classes, n_features):
@@ -168,12 +182,17 @@ class LinearModelLoss:
         gradient : ndarray of shape (n_coef,), float64
         """
         n_samples, n_features = X.shape
-        weights, _ = self.weight_intercept(coef, n_classes)
-        Z = self.raw_prediction(coef, X, n_classes)
-        losses, G = self.base_loss.loss_gradient(Z, target)
+        weights, intercept = self.weight_intercept(coef, n_classes)
+        if isinstance(self.base_loss, BaseLoss):
+            Z = self._scores_into_buffer(weights, intercept, X)
+            # The gradient overwrites the scores: no (n, K) temporary.
+            losses, G = self.base_loss.loss_gradient(Z, target, out=Z)
+        else:
+            Z = self.raw_prediction(coef, X, n_classes)
+            losses, G = self.base_loss.loss_gradient(Z, target)
+            if G.dtype != X.dtype:  # keep the products with X in the dtype of X
+                G = G.astype(X.dtype)
         del Z
-        if G.dtype != X.dtype:  # keep the products with X in the dtype of X
-            G = G.astype(X.dtype)
         sw_sum = self._weights_sum(sample_weight, n_samples)
         if sample_weight is None:
             f = float(np.sum(losses, dtype=np.float64)) / sw_sum
@@ -195,3 +214,25 @@ class LinearModelLoss:
         if self.fit_intercept:
             grad[n_w:] = G.sum(axis=0, dtype=np.float64)
         return f, grad
+
+    def _scores_into_buffer(self, weights, intercept, X):
+        """Scores ``X @ W.T + b`` in a C-contiguous (n, K) array of X's dtype.
+
+        For dense ``X`` the array is a buffer kept between calls (the scores,
+        then the loss gradient, live in it), so a solver's iterations do not
+        allocate it again; sparse products return a new array (scipy.sparse
+        has no ``out=``).
+        """
+        dtype = X.dtype
+        Wt = weights.astype(dtype, copy=False).T
+        if sp.issparse(X):
+            Z = np.ascontiguousarray(safe_sparse_dot(X, Wt, dense_output=True), dtype=dtype)
+        else:
+            shape = (X.shape[0], weights.shape[0])
+            Z = self._scores_buffer
+            if Z is None or Z.shape != shape or Z.dtype != dtype:
+                Z = self._scores_buffer = np.empty(shape, dtype=dtype)
+            np.dot(X, Wt, out=Z)
+        if intercept is not None:
+            Z += intercept.astype(dtype, copy=False)
+        return Z

@@ -128,6 +128,30 @@ class BaseLoss:
         """Constant ``c(q)`` of the loss: a scalar or an array (n_samples,)."""
         return 0.0
 
+    def _scores_for(self, p):
+        """Scores ``z`` (K,) whose mapping is the distribution ``p`` (K,).
+
+        Used to start a solver at the intercept-only optimum: with zero
+        weights and intercepts ``b``, the mean loss is minimised where
+        ``predict_proba(b)`` is the (weighted) mean target ``p``. The default
+        is the softmax inverse ``log p``, with ``p`` clipped at ``1e-8`` (a
+        class of zero mean target has its optimum at ``-inf``).
+        """
+        p = np.asarray(p, dtype=np.float64)
+        return np.log(np.maximum(p, 1e-8))
+
+    def _conjugate_inplace(self, Zs):
+        """Overwrite the shifted scores ``Zs`` with ``P``; return ``phi`` (n,).
+
+        The in-place counterpart of :meth:`_conjugate`, used by
+        ``loss_gradient(..., out=...)``. This default calls
+        :meth:`_conjugate` and copies ``P`` into ``Zs``; subclasses override it
+        to compute the mapping in place without an (n, K) temporary.
+        """
+        phi, P = self._conjugate(Zs, need_value=True)
+        np.copyto(Zs, P)
+        return phi
+
     def _evaluate(self, Z, target, check, need_loss, need_grad):
         Zs = shifted_scores(Z)
         n, K = Zs.shape
@@ -151,6 +175,54 @@ class BaseLoss:
                 P[np.arange(n), target.indices] -= 1
             else:
                 P -= target.proba_as(Zs.dtype)
+        return losses, P
+
+    def _evaluate_into(self, Z, target, check, out):
+        """``loss_gradient`` with the gradient written into ``out`` (may be Z)."""
+        Z = as_float_array(Z, "Z")
+        if Z.ndim != 2:
+            raise ValueError(
+                "Z must be a 2-D array of scores of shape (n_samples, n_classes); "
+                f"got shape {Z.shape}."
+            )
+        if Z.shape[1] == 0:
+            raise ValueError("Z has 0 columns: a loss needs at least one class.")
+        if not isinstance(out, np.ndarray) or out.shape != Z.shape or (
+            out.dtype != Z.dtype
+        ):
+            raise ValueError(
+                f"out must be an ndarray of shape {Z.shape} and dtype {Z.dtype} "
+                "(the scores' shape and floating dtype)."
+            )
+        if not (out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError("out must be a writeable C-contiguous array.")
+        n, K = Z.shape
+        target = resolve_target(target, n, K, check)
+        zmax = checked_row_max(Z, Z.shape, "Z")
+        with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
+            np.subtract(Z, zmax, out=out)
+        Zs = out
+        del zmax
+        # q^T z must be taken before Zs is overwritten by the mapping.
+        if target.is_indices:
+            qz = Zs[np.arange(n), target.indices]
+        else:
+            Q = target.proba_as(Zs.dtype)
+            qz = np.einsum("ij,ij->i", Q, Zs)
+            bad = ~np.isfinite(qz)
+            if bad.any():  # -inf masks where q = 0: 0 * -inf must count as 0
+                mask = target.positive()[0]
+                qz[bad] = masked_rowdot(Q[bad], Zs[bad], mask[bad])
+        phi = self._conjugate_inplace(Zs)
+        P = Zs
+        term = np.asarray(self._target_term(target), dtype=P.dtype)
+        with np.errstate(over="ignore"):
+            losses = phi - qz
+        losses += term
+        if target.is_indices:
+            P[np.arange(n), target.indices] -= 1
+        else:
+            P -= target.proba_as(P.dtype)
         return losses, P
 
     def loss(self, Z, target, *, check=True):
@@ -215,11 +287,16 @@ class BaseLoss:
         """
         return self._evaluate(Z, target, check, False, True)[1]
 
-    def loss_gradient(self, Z, target, *, check=True):
+    def loss_gradient(self, Z, target, *, check=True, out=None):
         """Per-sample losses and their gradients, in one pass.
 
         The mapping is evaluated once and the gradient is built in place
         from it; with class indices no one-hot matrix is formed.
+
+        With ``out`` (the fast path of a solver) the gradient is written into
+        ``out``, which may be ``Z`` itself: the scores are then overwritten
+        and no (n_samples, n_classes) temporary is allocated by the common
+        losses, so a solver can reuse one buffer across iterations.
 
         Parameters
         ----------
@@ -230,13 +307,18 @@ class BaseLoss:
             n_classes), or a :class:`Target` from :func:`check_target`.
         check : bool, default=True
             Validate a raw ``target`` (see :meth:`loss`).
+        out : ndarray of shape (n_samples, n_classes), default=None
+            Where to write the gradient: a writeable C-contiguous array of the
+            floating dtype of the scores (float32 for float32 ``Z``, float64
+            otherwise), possibly ``Z`` itself (then overwritten). None
+            allocates a new array and leaves ``Z`` untouched.
 
         Returns
         -------
         losses : ndarray of shape (n_samples,)
             As returned by :meth:`loss`.
         gradient : ndarray of shape (n_samples, n_classes)
-            As returned by :meth:`gradient`.
+            As returned by :meth:`gradient` (``out`` itself when given).
 
         See Also
         --------
@@ -249,7 +331,14 @@ class BaseLoss:
         >>> values, grad = SoftmaxLoss().loss_gradient([[0.0, 0.0]], target)
         >>> values, grad
         (array([0.693...]), array([[ 0.5, -0.5]]))
+        >>> import numpy as np
+        >>> Z = np.array([[0.0, 0.0]])
+        >>> _, grad = SoftmaxLoss().loss_gradient(Z, target, out=Z)  # in place
+        >>> grad is Z, Z
+        (True, array([[ 0.5, -0.5]]))
         """
+        if out is not None:
+            return self._evaluate_into(Z, target, check, out)
         return self._evaluate(Z, target, check, True, True)
 
     def predict_proba(self, Z):

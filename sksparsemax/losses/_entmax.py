@@ -6,8 +6,12 @@ from ..transforms import entmax15, entmax_bisect
 from ..transforms._entmax import check_alpha
 from ..transforms._validation import as_float_array, to_rows
 from ._base import BaseLoss, masked_rowdot
-from ._softmax import softmax_conjugate
-from ._sparsemax import half_sq_norm, sparsemax_conjugate
+from ._softmax import softmax_conjugate, softmax_conjugate_inplace
+from ._sparsemax import (
+    half_sq_norm,
+    sparsemax_conjugate,
+    sparsemax_conjugate_inplace,
+)
 
 
 def tsallis_rows(P, alpha):
@@ -192,6 +196,47 @@ class EntmaxLoss(BaseLoss):
             pos = P > 0
             phi = masked_rowdot(P, Zs, pos) + tsallis_rows(P, alpha)
         return phi, P
+
+    def _conjugate_inplace(self, Zs):
+        # Same values as _conjugate, with the shifted scores' buffer reused as
+        # scratch for the entropy: one (n, K) array (P) besides Zs.
+        alpha = self.alpha
+        if alpha == 1.0:
+            return softmax_conjugate_inplace(Zs)
+        if alpha == 2.0:
+            return sparsemax_conjugate_inplace(Zs)
+        if alpha == 1.5:
+            P = entmax15(Zs, axis=1)
+        else:
+            P = entmax_bisect(Zs, alpha, axis=1)
+        pz = np.einsum("ij,ij->i", P, Zs)
+        bad = ~np.isfinite(pz)
+        if bad.any():  # -inf masks outside the support: 0 * -inf counts as 0
+            pz[bad] = masked_rowdot(P[bad], Zs[bad], P[bad] > 0)
+        # Tsallis entropy as in tsallis_rows: -sum_{p > 0} p expm1((a-1) log p)
+        # / (a (a-1)); entries p = 0 give expm1(-inf) * 0 = 0, so no mask.
+        with np.errstate(divide="ignore"):
+            np.log(P, out=Zs)
+        Zs *= alpha - 1.0
+        np.expm1(Zs, out=Zs)
+        H = np.subtract(
+            0.0, np.einsum("ij,ij->i", P, Zs) / (alpha * (alpha - 1.0)), dtype=P.dtype
+        )
+        np.copyto(Zs, P)
+        return pz + H
+
+    def _scores_for(self, p):
+        # entmax_alpha(z)_i = [(alpha - 1) z_i - tau]_+^(1 / (alpha - 1)):
+        # z = p^(alpha - 1) / (alpha - 1) gives p with tau = 0.
+        alpha = self.alpha
+        if alpha == 1.0:
+            return super()._scores_for(p)
+        # A class of probability 0 gets -1 / (alpha - 1), below the
+        # threshold rather than on it.
+        p = np.asarray(p, dtype=np.float64)
+        return np.where(p > 0, p, 0.0) ** (alpha - 1.0) / (alpha - 1.0) - (p <= 0) / (
+            alpha - 1.0
+        )
 
     def _target_term(self, target):
         if self.alpha == 2.0:

@@ -17,6 +17,14 @@ def softmax_conjugate(Zs, need_value=True):
     return (np.log(s) if need_value else None), P
 
 
+def softmax_conjugate_inplace(Zs):
+    """Overwrite the shifted scores ``Zs`` with ``softmax(Zs)``; return the LSE."""
+    np.exp(Zs, out=Zs)
+    s = Zs.sum(axis=1)
+    Zs /= s[:, None]
+    return np.log(s)
+
+
 class SoftmaxLoss(BaseLoss):
     r"""Softmax cross-entropy (multinomial logistic loss).
 
@@ -58,6 +66,9 @@ class SoftmaxLoss(BaseLoss):
 
     def _conjugate(self, Zs, need_value=True):
         return softmax_conjugate(Zs, need_value)
+
+    def _conjugate_inplace(self, Zs):
+        return softmax_conjugate_inplace(Zs)
 
 
 def softmax_loss(Z, y):

@@ -4,9 +4,10 @@ import operator
 
 import numpy as np
 
+from ..transforms import sparse_softmax
 from ..transforms._sparse_softmax import top_k_mask
 from ._base import BaseLoss
-from ._softmax import softmax_conjugate
+from ._softmax import softmax_conjugate, softmax_conjugate_inplace
 
 
 def check_k(k):
@@ -36,6 +37,23 @@ def sparse_softmax_conjugate(Zs, k, need_value=True):
     s = P.sum(axis=1)
     P /= s[:, None]
     return (np.log(s) if need_value else None), P
+
+
+def sparse_softmax_conjugate_inplace(Zs, k):
+    """Overwrite the shifted scores ``Zs`` with ``sparse_softmax(Zs, k)``.
+
+    Returns the log-sum-exp of the top k. The mapping comes from
+    :func:`~sksparsemax.transforms.sparse_softmax` (one (n, K) array, no
+    index or mask temporaries with the numba backend); since every row of
+    ``Zs`` has maximum 0 and the maximum is always kept,
+    ``p_max = 1 / sum_{top k} exp(z)``, so the LSE is ``-log(p_max)``.
+    """
+    if k >= Zs.shape[1]:
+        return softmax_conjugate_inplace(Zs)
+    P = sparse_softmax(Zs, k, axis=1)
+    phi = -np.log(P.max(axis=1))
+    np.copyto(Zs, P)
+    return phi
 
 
 class SparseSoftmaxLoss(BaseLoss):
@@ -100,6 +118,9 @@ class SparseSoftmaxLoss(BaseLoss):
 
     def _conjugate(self, Zs, need_value=True):
         return sparse_softmax_conjugate(Zs, self.k, need_value)
+
+    def _conjugate_inplace(self, Zs):
+        return sparse_softmax_conjugate_inplace(Zs, self.k)
 
     def _repr_params(self):
         return {"k": self.k}

@@ -23,6 +23,18 @@ def sparsemax_conjugate(Zs, need_value=True):
     return phi, P
 
 
+def sparsemax_conjugate_inplace(Zs):
+    """Overwrite the shifted scores ``Zs`` with ``sparsemax(Zs)``; return phi.
+
+    The same arithmetic as :func:`sparsemax_conjugate`, without the (n, K)
+    output array.
+    """
+    tau, _ = sparsemax_threshold(Zs, axis=1)
+    Zs -= tau[:, None]
+    np.maximum(Zs, 0, out=Zs)
+    return tau + 0.5 * np.einsum("ij,ij->i", Zs, Zs)
+
+
 def half_sq_norm(target):
     r"""The constant :math:`\tfrac12\|q\|^2` of a target (cached)."""
     if target.is_indices:
@@ -81,6 +93,17 @@ class SparsemaxLoss(BaseLoss):
 
     def _conjugate(self, Zs, need_value=True):
         return sparsemax_conjugate(Zs, need_value)
+
+    def _conjugate_inplace(self, Zs):
+        return sparsemax_conjugate_inplace(Zs)
+
+    def _scores_for(self, p):
+        # p is on the simplex, so sparsemax(p) = p (threshold 0). A class of
+        # probability 0 gets -1, clearly below the threshold rather than on
+        # it, so that it stays out of the support.
+        p = np.array(p, dtype=np.float64)
+        p[p <= 0] = -1.0
+        return p
 
     def _target_term(self, target):
         return half_sq_norm(target)

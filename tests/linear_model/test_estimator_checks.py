@@ -38,17 +38,6 @@ def expected_failed_checks(estimator):
                 _PROPORTIONS
             )
         return failed
-    if isinstance(estimator, SparseSoftmaxClassifier) and estimator.k == 2:
-        reason = (
-            "the top-k loss (k=2 < 3 classes) is not differentiable where the "
-            "2nd and 3rd scores tie and its minimiser lies on such kinks, so "
-            "L-BFGS stops away from the exact optimum (differences ~1e-4) and "
-            "weighted and repeated-row fits are not equal to rtol=1e-7"
-        )
-        return {
-            "check_sample_weight_equivalence_on_dense_data": reason,
-            "check_sample_weight_equivalence_on_sparse_data": reason,
-        }
     return {}
 
 
