@@ -1,8 +1,10 @@
 """Fit time, iterations, accuracy and peak memory of the linear estimators.
 
-Each classifier of :mod:`sksparsemax.linear_model` and scikit-learn's
-``LogisticRegression`` (lbfgs, multinomial) are fitted on the same data with
-the same ``C``, ``tol`` and ``max_iter`` in one run:
+Each classifier of :mod:`sksparsemax.linear_model`, with ``solver="lbfgs"``
+(the default) and ``solver="newton-cg"``, and scikit-learn's
+``LogisticRegression`` (multinomial; lbfgs, the reference of the ratios, and
+newton-cg for comparison) are fitted on the same data with the same ``C``,
+``tol`` and ``max_iter`` in one run:
 
 * dense: ``make_classification`` 50000 x 200, 20 classes, 50 informative
   features, standardised;
@@ -15,8 +17,8 @@ the same ``C``, ``tol`` and ``max_iter`` in one run:
   (read with :func:`sksparsemax.datasets.load_mulan`), standardised.
 
 For each model it prints the fit time, its ratio to the reference (the first
-row), L-BFGS iterations (``*``: stopped at ``max_iter``; for one-vs-rest the
-sum over the labels), the test score (accuracy; micro-F1 for multi-label) and
+row), solver iterations (L-BFGS or Newton iterations; ``*``: stopped at
+``max_iter``; for one-vs-rest the sum over the labels), the test score (accuracy; micro-F1 for multi-label) and
 the peak memory traced by :mod:`tracemalloc` during a separate fit, with its
 ratio to the reference (NumPy reports its buffers to tracemalloc, so the peak
 covers the arrays a fit allocates, not the input data).
@@ -208,11 +210,16 @@ def report(title, models, X_train, y_train, X_test, y_test, repeats, score,
 
 def classifiers(C, tol, max_iter):
     common = dict(C=C, tol=tol, max_iter=max_iter)
+    ncg = dict(solver="newton-cg", **common)
     return [
         ("LogisticRegression (reference)", LogisticRegression(**common)),
+        ("LogisticRegression(solver='newton-cg')", LogisticRegression(**ncg)),
         ("SparsemaxClassifier", SparsemaxClassifier(**common)),
+        ("SparsemaxClassifier(solver='newton-cg')", SparsemaxClassifier(**ncg)),
         ("EntmaxClassifier(alpha=1.5)", EntmaxClassifier(alpha=1.5, **common)),
+        ("EntmaxClassifier(alpha=1.5, newton-cg)", EntmaxClassifier(alpha=1.5, **ncg)),
         ("SparseSoftmaxClassifier(k=5)", SparseSoftmaxClassifier(k=5, **common)),
+        ("SparseSoftmaxClassifier(k=5, newton-cg)", SparseSoftmaxClassifier(k=5, **ncg)),
     ]
 
 
@@ -247,12 +254,18 @@ def bench_multilabel(data_dir, args):
         scaler = StandardScaler(with_mean=not sp.issparse(X_train)).fit(X_train)
         X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
         common = dict(C=args.C, tol=args.tol, max_iter=args.max_iter)
+        ncg = dict(solver="newton-cg", **common)
         models = [
             ("OneVsRest(LogisticRegression) (reference)",
              OneVsRestClassifier(LogisticRegression(**common))),
+            ("OneVsRest(LogisticRegression(newton-cg))",
+             OneVsRestClassifier(LogisticRegression(**ncg))),
             ("SparsemaxMultiLabel", SparsemaxMultiLabel(**common)),
+            ("SparsemaxMultiLabel(solver='newton-cg')", SparsemaxMultiLabel(**ncg)),
             ("SparsemaxMultiLabel(loss='softmax')",
              SparsemaxMultiLabel(loss="softmax", **common)),
+            ("SparsemaxMultiLabel(loss='softmax', newton-cg)",
+             SparsemaxMultiLabel(loss="softmax", **ncg)),
         ]
         rows = report(
             f"multi-label {name} {X_train.shape} "
@@ -264,14 +277,19 @@ def bench_multilabel(data_dir, args):
         )
         summary.append((name, rows))
     if summary:
-        print("\n== multi-label summary: fit time / OvR(LR) fit time "
-              "(target for SparsemaxMultiLabel: <= 0.5) ==")
+        print("\n== multi-label summary: fit time / OvR(LR, lbfgs) fit time "
+              "(target for SparsemaxMultiLabel: <= 0.5); iterations ==")
         print(f"{'data set':10s} {'sparsemax':>10s} {'iter':>5s} "
-              f"{'softmax':>10s} {'iter':>5s} {'OvR iter (sum)':>15s}")
+              f"{'sm newton':>10s} {'iter':>5s} "
+              f"{'softmax':>10s} {'iter':>5s} {'sof newton':>10s} {'iter':>5s} "
+              f"{'OvR ncg':>8s} {'OvR iter (sum)':>15s}")
         for name, rows in summary:
-            ref, sm, so = rows
+            ref, ref_ncg, sm, sm_ncg, so, so_ncg = rows
             print(f"{name:10s} {sm['ratio']:10.2f} {sm['n_iter']:5d} "
-                  f"{so['ratio']:10.2f} {so['n_iter']:5d} {ref['n_iter']:15d}")
+                  f"{sm_ncg['ratio']:10.2f} {sm_ncg['n_iter']:5d} "
+                  f"{so['ratio']:10.2f} {so['n_iter']:5d} "
+                  f"{so_ncg['ratio']:10.2f} {so_ncg['n_iter']:5d} "
+                  f"{ref_ncg['ratio']:8.2f} {ref['n_iter']:15d}")
     return summary
 
 

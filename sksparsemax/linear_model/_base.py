@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..losses import check_target
 from ._linear_loss import LinearModelLoss
-from ._solver import minimize_lbfgs
+from ._solver import minimize_lbfgs, minimize_newton_cg
 
 _ACCEPT_SPARSE = ["csr", "csc"]
 _DTYPES = [np.float64, np.float32]
@@ -108,8 +108,17 @@ def _mean_target(target, sample_weight, sw_sum):
     return sample_weight.astype(np.float64) @ target.proba / sw_sum
 
 
+def _objective_rtol(dtype):
+    """Relative rounding level of the objective for data of ``dtype``.
+
+    The per-sample losses are computed in the dtype of ``X`` (float32 stays
+    float32), so their mean is exact to a few float32 ulps at best.
+    """
+    return max(64 * np.finfo(np.float64).eps, 16 * float(np.finfo(dtype).eps))
+
+
 class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
-    """Base class: linear scores fitted by L-BFGS on a loss of raw scores.
+    """Base class: linear scores fitted by L-BFGS or Newton-CG on a loss of raw scores.
 
     Subclasses define ``_make_loss(n_classes)`` (the loss object of
     :mod:`sksparsemax.losses`) and may override ``_check_params_vs_data``,
@@ -126,6 +135,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
+        "solver": [StrOptions({"lbfgs", "newton-cg"})],
     }
 
     def __init__(
@@ -137,6 +147,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         max_iter=100,
         warm_start=False,
         verbose=0,
+        solver="lbfgs",
     ):
         self.C = C
         self.fit_intercept = fit_intercept
@@ -144,6 +155,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.warm_start = warm_start
         self.verbose = verbose
+        self.solver = solver
 
     # -- hooks ---------------------------------------------------------------
     def _make_loss(self, n_classes):  # pragma: no cover - abstract
@@ -176,11 +188,26 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         return cw[target]
 
     def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2):
-        """Run L-BFGS from ``w0``; return the packed solution and n_iter."""
+        """Run the solver from ``w0``; return the packed solution and n_iter."""
+        args = (X, target, n_classes, sample_weight, l2)
+        if self.solver == "newton-cg":
+            w, _, n_iter = minimize_newton_cg(
+                linear_loss.loss_gradient_hessian_product,
+                linear_loss.loss,
+                w0,
+                args=args,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                f_rtol=_objective_rtol(X.dtype),
+                verbose=self.verbose,
+                name=type(self).__name__,
+                extra_warning_msg=self._convergence_hint(n_classes),
+            )
+            return w, n_iter
         w, _, n_iter = minimize_lbfgs(
             linear_loss.loss_gradient,
             w0,
-            args=(X, target, n_classes, sample_weight, l2),
+            args=args,
             max_iter=self.max_iter,
             tol=self.tol,
             verbose=self.verbose,
@@ -201,7 +228,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit the model by L-BFGS.
+        """Fit the model by L-BFGS or Newton-CG (``solver``).
 
         Parameters
         ----------

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..losses import BaseLoss
+from ..losses._targets import resolve_target
 
 
 class LinearModelLoss:
@@ -50,6 +51,22 @@ class LinearModelLoss:
     fit_intercept : bool
         Whether ``w`` ends with K intercepts.
 
+    Second order: :meth:`loss_gradient_hessian_product` (and
+    :meth:`gradient_hessian_product`) also return a function that multiplies
+    a packed direction ``v = (V_W, v_b)`` by the Hessian of the objective,
+
+    .. math::
+
+        H v = \operatorname{pack}\Big(X^\top R + \lambda V_W,\;
+              \textstyle\sum_i R_i\Big), \qquad
+        R_i = \frac{s_i}{\sum_j s_j} J_i\,(V_W x_i + v_b),
+
+    with :math:`J_i` the Jacobian of the mapping at the scores of sample
+    :math:`i` (the Hessian of its loss, see
+    :meth:`sksparsemax.losses.BaseLoss.hessian_product`), computed from
+    the probabilities at ``w`` kept by the function: two products with
+    ``X`` per call, no K×K or n×K×K array.
+
     Notes
     -----
     Fast path: with a loss of :mod:`sksparsemax.losses` (a
@@ -65,6 +82,9 @@ class LinearModelLoss:
         self.base_loss = base_loss
         self.fit_intercept = fit_intercept
         self._scores_buffer = None
+        # Packed coefficients whose scores the buffer holds (set by loss(),
+        # so that a Newton step accepted by a line search reuses them).
+        self._scores_coef = None
 
     # -- packing -----------------------------------------------------------
     def n_coef(self, n_classes, n_features):
@@ -139,8 +159,15 @@ class LinearModelLoss:
         -------
         loss : float
         """
-        weights, _ = self.weight_intercept(coef, n_classes)
-        Z = self.raw_prediction(coef, X, n_classes)
+        weights, intercept = self.weight_intercept(coef, n_classes)
+        if isinstance(self.base_loss, BaseLoss):
+            # Scores into the kept buffer (the loss does not overwrite them):
+            # loss_gradient_hessian_product at the same coef reuses them.
+            Z = self._scores_into_buffer(weights, intercept, X)
+            self._scores_buffer = Z
+            self._scores_coef = np.array(coef, dtype=np.float64, copy=True)
+        else:
+            Z = self.raw_prediction(coef, X, n_classes)
         losses = self.base_loss.loss(Z, target)
         sw_sum = self._weights_sum(sample_weight, X.shape[0])
         if sample_weight is None:
@@ -223,6 +250,7 @@ class LinearModelLoss:
         allocate it again; sparse products return a new array (scipy.sparse
         has no ``out=``).
         """
+        self._scores_coef = None  # the buffer is about to change
         dtype = X.dtype
         Wt = weights.astype(dtype, copy=False).T
         if sp.issparse(X):
@@ -236,3 +264,131 @@ class LinearModelLoss:
         if intercept is not None:
             Z += intercept.astype(dtype, copy=False)
         return Z
+
+    # -- second order --------------------------------------------------------
+    def gradient_hessian_product(
+        self, coef, X, target, n_classes, sample_weight=None, l2_reg_strength=0.0
+    ):
+        """Gradient of the objective and its Hessian-vector product function.
+
+        See :meth:`loss_gradient_hessian_product` (this drops the value).
+
+        Returns
+        -------
+        gradient : ndarray of shape (n_coef,), float64
+        hessp : callable
+            ``hessp(v)`` returns the Hessian at ``coef`` times the packed
+            direction ``v`` (n_coef,), float64.
+        """
+        return self.loss_gradient_hessian_product(
+            coef, X, target, n_classes, sample_weight, l2_reg_strength
+        )[1:]
+
+    def loss_gradient_hessian_product(
+        self, coef, X, target, n_classes, sample_weight=None, l2_reg_strength=0.0
+    ):
+        """Value, gradient and Hessian-vector product function of the objective.
+
+        The probabilities ``P`` (n, K) at ``coef`` are computed once, with
+        the gradient, and kept by the returned function, which then costs
+        two products with ``X`` (``X @ V_W.T`` and ``X.T @ R``) and one
+        Jacobian-vector product of the loss's mapping
+        (:meth:`sksparsemax.losses.BaseLoss.hessian_product`) per call. If
+        :meth:`loss` was last called at the same ``coef`` (a line search
+        trial), its scores are reused.
+
+        For the piecewise-smooth losses (sparsemax, entmax with
+        ``alpha > 1``, top-k) this is the generalized Hessian of the
+        support of ``P``: the Hessian away from kinks.
+
+        Parameters
+        ----------
+        coef : ndarray of shape (n_coef,)
+            Packed coefficients (float64).
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        target : ndarray or Target
+            Class indices (n_samples,) or target distributions
+            (n_samples, n_classes).
+        n_classes : int
+        sample_weight : ndarray of shape (n_samples,), default=None
+        l2_reg_strength : float, default=0.0
+
+        Returns
+        -------
+        loss : float
+        gradient : ndarray of shape (n_coef,), float64
+        hessp : callable
+            ``hessp(v)`` -> Hessian times ``v`` (n_coef,), float64.
+        """
+        base_loss = self.base_loss
+        if not hasattr(base_loss, "hessian_product"):
+            raise TypeError(
+                f"The loss {base_loss!r} has no hessian_product(P, V): "
+                "second-order solvers need it."
+            )
+        n_samples, n_features = X.shape
+        weights, intercept = self.weight_intercept(coef, n_classes)
+        if isinstance(base_loss, BaseLoss):
+            target = resolve_target(target, n_samples, n_classes, True)
+            if self._scores_coef is not None and np.array_equal(self._scores_coef, coef):
+                Z = self._scores_buffer
+                self._scores_coef = None  # overwritten below
+            else:
+                Z = self._scores_into_buffer(weights, intercept, X)
+            losses, G = base_loss.loss_gradient(Z, target, out=Z)
+            # P = G + Q: exact where P = 0 (then G = -Q), never negative.
+            P = G.copy()
+            if target.is_indices:
+                P[np.arange(n_samples), target.indices] += 1
+            else:
+                P += target.proba_as(P.dtype)
+        else:
+            Z = self.raw_prediction(coef, X, n_classes)
+            P = np.asarray(base_loss.predict_proba(Z), dtype=X.dtype)
+            losses, G = base_loss.loss_gradient(Z, target)
+            G = np.asarray(G, dtype=X.dtype)
+        del Z
+        sw_sum = self._weights_sum(sample_weight, n_samples)
+        if sample_weight is None:
+            scale = G.dtype.type(1.0 / sw_sum)
+            f = float(np.sum(losses, dtype=np.float64)) / sw_sum
+        else:
+            scale = (sample_weight / sw_sum).astype(G.dtype, copy=False)[:, None]
+            f = float(np.dot(sample_weight.astype(np.float64, copy=False), losses)) / sw_sum
+        G *= scale
+        f += self._penalty(weights, l2_reg_strength)
+
+        n_w = n_classes * n_features
+        grad = np.empty_like(coef, dtype=np.float64)
+        grad_w = grad[:n_w].reshape(n_classes, n_features)
+        grad_w[...] = (X.T @ G).T
+        if l2_reg_strength != 0:
+            grad_w += l2_reg_strength * weights
+        if self.fit_intercept:
+            grad[n_w:] = G.sum(axis=0, dtype=np.float64)
+        del G
+        fit_intercept = self.fit_intercept
+        dtype = X.dtype
+
+        def hessp(v):
+            v = np.asarray(v, dtype=np.float64)
+            V_w, v_b = self.weight_intercept(v, n_classes)
+            U = safe_sparse_dot(X, V_w.astype(dtype, copy=False).T, dense_output=True)
+            U = np.asarray(U, dtype=dtype)
+            if fit_intercept:
+                U += v_b.astype(dtype, copy=False)
+            R = base_loss.hessian_product(P, U)
+            del U
+            if R.dtype != dtype:
+                R = R.astype(dtype)
+            R *= scale
+            out = np.empty(v.shape[0], dtype=np.float64)
+            out_w = out[:n_w].reshape(n_classes, n_features)
+            out_w[...] = (X.T @ R).T
+            if l2_reg_strength != 0:
+                out_w += l2_reg_strength * V_w
+            if fit_intercept:
+                out[n_w:] = R.sum(axis=0, dtype=np.float64)
+            return out
+
+        return f, grad, hessp

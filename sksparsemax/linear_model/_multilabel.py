@@ -113,7 +113,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     which is zero iff :math:`\operatorname{sparsemax}(z) = q`. With
     ``loss="softmax"`` it is the paper's softmax baseline
     :math:`L(z; q) = \log\sum_j e^{z_j} - q^\top z` (fitted proportions
-    :math:`\operatorname{softmax}(z)`). The coefficients minimise, by L-BFGS,
+    :math:`\operatorname{softmax}(z)`). The coefficients minimise, by L-BFGS or Newton-CG (``solver``),
 
     .. math::
 
@@ -156,13 +156,22 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     fit_intercept : bool, default=True
         Whether to fit one (unpenalised) intercept per label.
     tol : float, default=1e-4
-        Stop L-BFGS when the largest entry of the gradient is at most ``tol``.
+        Stop the solver when the largest entry of the gradient is at most
+        ``tol``.
     max_iter : int, default=100
-        Maximum number of L-BFGS iterations.
+        Maximum number of solver iterations (Newton iterations for
+        ``solver="newton-cg"``).
     warm_start : bool, default=False
         If True, start from ``coef_`` and ``intercept_`` of the previous fit.
     verbose : int, default=0
-        If positive, print the L-BFGS iteration and objective to stderr.
+        If positive, print the solver's iteration and objective to stderr.
+    solver : {"lbfgs", "newton-cg"}, default="lbfgs"
+        The algorithm; both minimise the same objective. ``"lbfgs"``:
+        scipy's L-BFGS-B. ``"newton-cg"``: inexact Newton, truncated
+        conjugate gradients on Hessian-vector products of the objective
+        (the generalized Hessian for sparsemax) with an Armijo line search;
+        none of L-BFGS-B's per-coefficient bookkeeping, often faster with
+        many coefficients (sparse features, many labels).
 
     Attributes
     ----------
@@ -174,7 +183,8 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     intercept_ : ndarray of shape (n_labels,)
         Intercepts (zeros when ``fit_intercept=False``).
     n_iter_ : int
-        Number of L-BFGS iterations run.
+        Number of solver iterations run (Newton iterations for
+        ``solver="newton-cg"``).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -247,6 +257,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         max_iter=100,
         warm_start=False,
         verbose=0,
+        solver="lbfgs",
     ):
         super().__init__(
             C=C,
@@ -255,6 +266,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
             max_iter=max_iter,
             warm_start=warm_start,
             verbose=verbose,
+            solver=solver,
         )
         self.loss = loss
         self.scale = scale

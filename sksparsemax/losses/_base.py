@@ -88,8 +88,11 @@ class BaseLoss:
     or an ``IndexError``).
 
     Subclasses implement ``_conjugate(Zs, need_value)``, returning
-    :math:`(\phi(z), \hat p(z))` per row from shifted scores ``Zs``, and
-    optionally ``_target_term(target)`` (default 0).
+    :math:`(\phi(z), \hat p(z))` per row from shifted scores ``Zs``,
+    ``_jacobian_product(P, V)``, the Jacobian-vector product of
+    :math:`\hat p` from its output (the loss's Hessian, used by
+    :meth:`hessian_product` and second-order solvers), and optionally
+    ``_target_term(target)`` (default 0).
 
     See Also
     --------
@@ -127,6 +130,17 @@ class BaseLoss:
     def _target_term(self, target):
         """Constant ``c(q)`` of the loss: a scalar or an array (n_samples,)."""
         return 0.0
+
+    def _jacobian_product(self, P, V):  # pragma: no cover - abstract
+        """Row-wise ``J(P_i) V_i`` of the mapping, from its output ``P``.
+
+        Subclasses return the Jacobian-vector product of their mapping
+        (a function of :mod:`sksparsemax.transforms`) along ``axis=1``.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define the Jacobian of its "
+            "mapping (_jacobian_product): no Hessian-vector product."
+        )
 
     def _scores_for(self, p):
         """Scores ``z`` (K,) whose mapping is the distribution ``p`` (K,).
@@ -340,6 +354,48 @@ class BaseLoss:
         if out is not None:
             return self._evaluate_into(Z, target, check, out)
         return self._evaluate(Z, target, check, True, True)
+
+    def hessian_product(self, P, V):
+        r"""Hessian of each sample's loss with respect to its scores, times ``V``.
+
+        The Hessian of :math:`L(z; q) = \phi(z) - q^\top z + c(q)` with
+        respect to :math:`z` is the Jacobian :math:`J(z)` of the mapping
+        :math:`\hat p` (:math:`\nabla_z L = \hat p(z) - q`); it does not
+        depend on the target. It is computed from the probabilities
+        ``P = predict_proba(Z)`` by the mapping's Jacobian-vector product of
+        :mod:`sksparsemax.transforms`; no K×K matrix is formed. :math:`J`
+        is symmetric, so this is also the vector-Hessian product. For the
+        piecewise-smooth losses (sparsemax, entmax with ``alpha > 1``,
+        top-k) this is the Hessian away from kinks, where the support
+        changes, and a generalized Hessian on them (the one of the support
+        of ``P``), which is what a second-order solver needs.
+
+        Parameters
+        ----------
+        P : array_like of shape (n_samples, n_classes)
+            Probabilities ``predict_proba(Z)`` at the scores ``Z``.
+        V : array_like of shape (n_samples, n_classes)
+            Directions in score space, one per sample.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Row ``i`` is :math:`J(z_i)\, v_i`; float32 if both ``P`` and
+            ``V`` are float32, else float64.
+
+        See Also
+        --------
+        sksparsemax.transforms.sparsemax_jvp : The sparsemax case.
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparsemaxLoss
+        >>> loss = SparsemaxLoss()
+        >>> P = loss.predict_proba([[1.0, 0.2, -1.0]])
+        >>> loss.hessian_product(P, [[1.0, 0.0, 5.0]])
+        array([[ 0.5, -0.5,  0. ]])
+        """
+        return self._jacobian_product(P, V)
 
     def predict_proba(self, Z):
         """The loss's probability mapping applied to each row of ``Z``.

@@ -2,7 +2,13 @@
 
 import numpy as np
 
-from ..transforms import entmax15, entmax_bisect
+from ..transforms import (
+    entmax15,
+    entmax_bisect,
+    entmax_jvp,
+    softmax_jvp,
+    sparsemax_jvp,
+)
 from ..transforms._entmax import check_alpha
 from ..transforms._validation import as_float_array, to_rows
 from ._base import BaseLoss, masked_rowdot
@@ -224,6 +230,13 @@ class EntmaxLoss(BaseLoss):
         )
         np.copyto(Zs, P)
         return pz + H
+
+    def _jacobian_product(self, P, V):
+        if self.alpha == 1.0:
+            return softmax_jvp(P, V, axis=1)
+        if self.alpha == 2.0:
+            return sparsemax_jvp(P, V, axis=1)
+        return entmax_jvp(P, V, self.alpha, axis=1)
 
     def _scores_for(self, p):
         # entmax_alpha(z)_i = [(alpha - 1) z_i - tau]_+^(1 / (alpha - 1)):

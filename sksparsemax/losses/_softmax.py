@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..transforms import softmax_jvp
 from ._base import BaseLoss
 
 
@@ -69,6 +70,9 @@ class SoftmaxLoss(BaseLoss):
 
     def _conjugate_inplace(self, Zs):
         return softmax_conjugate_inplace(Zs)
+
+    def _jacobian_product(self, P, V):
+        return softmax_jvp(P, V, axis=1)
 
 
 def softmax_loss(Z, y):

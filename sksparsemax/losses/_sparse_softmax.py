@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from ..transforms import sparse_softmax
+from ..transforms import sparse_softmax, sparse_softmax_jvp
 from ..transforms._sparse_softmax import top_k_mask
 from ._base import BaseLoss
 from ._softmax import softmax_conjugate, softmax_conjugate_inplace
@@ -121,6 +121,9 @@ class SparseSoftmaxLoss(BaseLoss):
 
     def _conjugate_inplace(self, Zs):
         return sparse_softmax_conjugate_inplace(Zs, self.k)
+
+    def _jacobian_product(self, P, V):
+        return sparse_softmax_jvp(P, V, axis=1)
 
     def _repr_params(self):
         return {"k": self.k}

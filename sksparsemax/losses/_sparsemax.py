@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..transforms import sparsemax_threshold
+from ..transforms import sparsemax_jvp, sparsemax_threshold
 from ._base import BaseLoss
 
 
@@ -96,6 +96,9 @@ class SparsemaxLoss(BaseLoss):
 
     def _conjugate_inplace(self, Zs):
         return sparsemax_conjugate_inplace(Zs)
+
+    def _jacobian_product(self, P, V):
+        return sparsemax_jvp(P, V, axis=1)
 
     def _scores_for(self, p):
         # p is on the simplex, so sparsemax(p) = p (threshold 0). A class of
