@@ -213,8 +213,16 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             verbose=self.verbose,
             name=type(self).__name__,
             extra_warning_msg=self._convergence_hint(n_classes),
+            stall=self._stall_rule(n_classes),
         )
         return w, n_iter
+
+    def _stall_rule(self, n_classes):
+        """``(window, rtol)`` of the objective-stall stop of L-BFGS, or None.
+
+        None for the smooth losses: only the gradient criterion stops them.
+        """
+        return None
 
     def _convergence_hint(self, n_classes):
         """Extra text for the ConvergenceWarning (or None)."""

@@ -10,6 +10,10 @@ from ..losses import EntmaxLoss, SoftmaxLoss, SparseSoftmaxLoss, SparsemaxLoss
 from ._base import _BaseSparseLinearClassifier, _objective_rtol
 from ._solver import minimize_lbfgs, minimize_newton_cg
 
+#: SparseSoftmaxClassifier (k < n_classes) also stops when the objective
+#: decreased by at most ``tol`` (relative) over this many L-BFGS iterations.
+STALL_WINDOW = 10
+
 #: L-BFGS iterations on the softmax loss that start SparseSoftmaxClassifier
 #: off the all-equal tie of the zero initialisation.
 SOFTMAX_WARMUP_ITER = 5
@@ -330,10 +334,12 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
 
     Convergence: for ``k < n_classes`` the loss is not differentiable where
     the k-th and the (k+1)-th scores of a sample tie, and the minimiser often
-    lies on such a kink; the gradient then does not vanish and L-BFGS may stop
-    at ``max_iter`` (with a :class:`~sklearn.exceptions.ConvergenceWarning`)
-    although the objective no longer decreases noticeably. Standardised
-    features help; so does a larger ``k``.
+    lies on such a kink, where the gradient does not vanish. Besides the
+    gradient criterion (``tol``), L-BFGS therefore also stops, as converged,
+    once the objective has decreased by at most ``tol`` (relative to its
+    value) over the last 10 iterations. Only when neither criterion is met
+    within ``max_iter`` iterations is a
+    :class:`~sklearn.exceptions.ConvergenceWarning` raised.
 
     Parameters
     ----------
@@ -475,12 +481,23 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
                 verbose=self.verbose,
                 name=f"{type(self).__name__} (L-BFGS after Newton-CG)",
                 extra_warning_msg=self._convergence_hint(n_classes),
+                stall=self._stall_rule(n_classes),
             )
             return w, n_warm + n_newton + n_lbfgs
         w, n_iter = super()._solve(
             linear_loss, X, target, n_classes, sample_weight, w0, l2
         )
         return w, n_warm + n_iter
+
+    def _stall_rule(self, n_classes):
+        # The top-k loss is not differentiable where the k-th and (k+1)-th
+        # scores tie, and its minimiser usually lies on such kinks: the
+        # gradient criterion may never be met. Stop, as converged, once the
+        # objective has decreased by at most tol (relative) over
+        # STALL_WINDOW iterations.
+        if self.k >= n_classes:
+            return None
+        return (STALL_WINDOW, self.tol)
 
     def _convergence_hint(self, n_classes):
         if self.k >= n_classes:

@@ -66,6 +66,7 @@ def minimize_lbfgs(
     name="L-BFGS",
     check=True,
     extra_warning_msg=None,
+    stall=None,
 ):
     """Minimise a smooth objective with scipy's L-BFGS-B, as scikit-learn does.
 
@@ -93,6 +94,11 @@ def minimize_lbfgs(
         the run did not converge.
     extra_warning_msg : str, default=None
         Appended to the warning.
+    stall : tuple (window, rtol), default=None
+        For objectives that are not differentiable at their minimiser (the
+        top-k loss), where the gradient criterion may never be met: also stop,
+        as converged, once the objective has decreased by at most ``rtol``
+        (relative to its value) over the last ``window`` iterations.
 
     Returns
     -------
@@ -103,13 +109,21 @@ def minimize_lbfgs(
     n_iter : int
         Number of iterations run.
     """
-    callback = None
-    if verbose > 0:
-        every = max(1, 10 // int(verbose))
-        state = {"it": 0}
+    every = max(1, 10 // int(verbose)) if verbose > 0 else 0
+    state = {"it": 0, "history": [], "stalled": False}
 
-        def callback(intermediate_result):
-            state["it"] += 1
+    def callback(intermediate_result):
+        state["it"] += 1
+        if stall is not None:
+            window, rtol = stall
+            history = state["history"]
+            history.append(float(intermediate_result.fun))
+            if len(history) > window:
+                old = history.pop(0)
+                if old - history[-1] <= rtol * abs(history[-1]):
+                    state["stalled"] = True
+                    raise StopIteration
+        if every:
             if state["it"] % every == 0:
                 print(
                     f"[{name}] iteration {state['it']:5d}  "
@@ -132,14 +146,15 @@ def minimize_lbfgs(
             "ftol": 64 * np.finfo(float).eps,
         },
     )
-    if check:
+    if check and not state["stalled"]:
         n_iter = _check_lbfgs_result(result, max_iter, name, extra_warning_msg)
     else:
-        n_iter = int(min(result.nit, max_iter))
+        n_iter = int(min(state["it"] if state["stalled"] else result.nit, max_iter))
     if verbose > 0:
+        why = "objective stalled" if state["stalled"] else f"status {result.status}"
         print(
             f"[{name}] stopped after {n_iter} iteration(s), objective "
-            f"{result.fun:.10g}, status {result.status}",
+            f"{result.fun:.10g}, {why}",
             file=sys.stderr,
             flush=True,
         )
