@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import _read_text
 
 _NUMERIC_TYPES = ("numeric", "real", "integer")
 _UNSUPPORTED_TYPES = ("string", "date", "relational")
@@ -520,18 +519,3 @@ def parse_arff(text, name="<arff>"):
         data = _parse_dense(rows, line_numbers, attributes, name)
         sparse = False
     return ArffData(relation or "", attributes, data, sparse, line_numbers, name)
-
-
-def read_arff(source):
-    """Read an ARFF file (plain or gzipped) from a path or file object.
-
-    Parameters
-    ----------
-    source : str, os.PathLike or file object
-
-    Returns
-    -------
-    ArffData
-    """
-    text, name = _read_text(source)
-    return parse_arff(text, name)
