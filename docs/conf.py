@@ -12,6 +12,8 @@ Environment variables:
     (for machines without network access: an unreachable inventory is a
     warning that no ``suppress_warnings`` entry can silence, so ``-W`` would
     fail). Cross-references to those projects then render as plain text.
+    MathJax is then served from the bundled copy of ``sphinx-mathjax-offline``
+    (if installed) instead of a CDN.
 
 ``-D plot_gallery=0`` (a sphinx-gallery option, not an environment variable)
     Build the gallery pages without running the example scripts (no figures);
@@ -93,6 +95,12 @@ autosummary_context = {"sklearn_methods": _inherited_from_sklearn()}
 # -- intersphinx -----------------------------------------------------------------
 if os.environ.get("SKSPARSEMAX_DOCS_OFFLINE", "").strip() not in ("", "0"):
     intersphinx_mapping = {}
+    # MathJax normally comes from a CDN; offline, serve a bundled copy (the
+    # `sphinx-mathjax-offline` package, in the docs extra) so formulas render.
+    import importlib.util
+
+    if importlib.util.find_spec("sphinx-mathjax-offline") is not None:
+        extensions.append("sphinx-mathjax-offline")
 else:
     intersphinx_mapping = {
         "python": ("https://docs.python.org/3", None),
