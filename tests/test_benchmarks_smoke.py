@@ -62,6 +62,52 @@ def test_multilabel_smoke(tmp_path):
     for name in ("SparsemaxMultiLabel", "OneVsRest(LogisticRegression)", "emotions"):
         assert name in md
     assert "Accuracy target" in result.stdout
+    # the protocol variants are reported apart from the primary (paper) protocol
+    assert "## Protocol variants (not the primary result)" in md
+    assert md.index("## Targets of the issue") < md.index("## Protocol variants")
+    for variant in ("maxabs", "no-scaling", "extended-t", "fixed-C", "converged", "softmax+top",
+                    "maxabs+extended-t"):
+        assert f"| {variant} |" in md
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "multilabel.csv")
+    assert set(df["protocol"]) == {"primary", "maxabs", "no-scaling", "extended-t", "fixed-C",
+                                   "converged", "softmax+top", "maxabs+extended-t"}
+
+
+def test_multilabel_protocol_options():
+    bench = _load("bench_multilabel.py")
+    args = bench.parse_args(["--scaling", "maxabs", "--scale-grid", "extended", "--variants",
+                             "maxabs", "no-scaling"])
+    primary = bench.primary_protocol(args)
+    assert primary["scaling"] == "maxabs" and primary["scale_grid"] == "extended"
+    # a variant that changes nothing in the primary protocol is left out
+    assert [v["name"] for v in bench.variant_protocols(primary, args.variants)] == ["no-scaling"]
+    assert bench.variant_protocols(primary, []) == []
+    # the paper's lambda grid becomes C = 1 / (lambda n)
+    cfg = dict(bench.FULL)
+    Cs = bench.C_grid_for(dict(primary, reg_grid="paper"), cfg, 1000)
+    assert Cs[0] == pytest.approx(1e-3) and Cs[-1] == pytest.approx(1e6) and len(Cs) == 10
+    assert bench.C_grid_for(dict(primary, reg_grid="fixed"), cfg, 1000) == bench.FIXED_C_GRID
+    assert max(bench.SCALE_GRIDS["extended"]) == 20 and max(bench.SCALE_GRIDS["paper"]) == 5
+
+
+def test_softmax_paper_rule_can_predict_no_label():
+    from sksparsemax.datasets import load_emotions
+
+    bench = _load("bench_multilabel.py")
+    X, Y = load_emotions(subset="train", return_X_y=True)
+    pipe, thr = bench.make_pipeline("softmax", 1.0, False, max_iter=30, scaling="maxabs")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X[:100], Y[:100])
+    paper = bench.predict_labels(pipe, "softmax", thr, 0.9, X[:100], "paper")
+    estimator = bench.predict_labels(pipe, "softmax", thr, 0.9, X[:100], "estimator")
+    assert (paper.sum(axis=1) == 0).any()
+    assert (estimator.sum(axis=1) >= 1).all()
+    assert (estimator >= paper).all()
 
 
 def test_label_proportion_metrics():
