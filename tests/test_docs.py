@@ -32,7 +32,7 @@ from pathlib import Path
 import docutils.core
 import docutils.utils
 import pytest
-import sphinx  # noqa: F401  (the site build needs the `docs` dependencies)
+import sphinx  # noqa: F401 -- fail early if the docs dependencies are missing
 
 import sksparsemax
 

@@ -43,7 +43,7 @@ def _check_lbfgs_result(result, max_iter, name="L-BFGS", extra_warning_msg=None)
                 "or scale the data, e.g. with "
                 "sklearn.preprocessing.StandardScaler."
             )
-        elif status == 2:
+        elif result.status == 2:
             msg += (
                 "\nThe line search could not make progress, usually because "
                 "tol is below what the objective's rounding allows (float32 "
@@ -386,7 +386,7 @@ def minimize_newton_cg(
                 "or scale the data, e.g. with "
                 "sklearn.preprocessing.StandardScaler."
             )
-        elif status == 2:
+        elif result.status == 2:
             msg += (
                 "\nThe line search could not make progress, usually because "
                 "tol is below what the objective's rounding allows (float32 "
