@@ -8,6 +8,22 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 
+def _advice(hit_max_iter, line_search_failed, max_iter):
+    """What to do about a non-converged fit: a line for the warning, or ''."""
+    if hit_max_iter:
+        return (
+            f"\nIncrease the number of iterations (max_iter={max_iter}) "
+            "or scale the data, e.g. with sklearn.preprocessing.StandardScaler."
+        )
+    if line_search_failed:
+        return (
+            "\nThe line search could not make progress, usually because "
+            "tol is below what the objective's rounding allows (float32 "
+            "data) or because the data are badly scaled."
+        )
+    return ""
+
+
 def _check_lbfgs_result(result, max_iter, name="L-BFGS", extra_warning_msg=None):
     """Number of iterations of an L-BFGS-B run; warn if it did not converge.
 
@@ -37,18 +53,7 @@ def _check_lbfgs_result(result, max_iter, name="L-BFGS", extra_warning_msg=None)
             f"{name}: L-BFGS failed to converge after {n_iter} iteration(s) "
             f"(status={result.status}): {message}."
         )
-        if n_iter >= max_iter:
-            msg += (
-                f"\nIncrease the number of iterations (max_iter={max_iter}) "
-                "or scale the data, e.g. with "
-                "sklearn.preprocessing.StandardScaler."
-            )
-        elif result.status == 2:
-            msg += (
-                "\nThe line search could not make progress, usually because "
-                "tol is below what the objective's rounding allows (float32 "
-                "data) or because the data are badly scaled."
-            )
+        msg += _advice(n_iter >= max_iter, result.status == 2, max_iter)
         if extra_warning_msg:
             msg += "\n" + extra_warning_msg
         warnings.warn(msg, ConvergenceWarning, stacklevel=3)
@@ -380,18 +385,7 @@ def minimize_newton_cg(
             f"(status={status}): {message}; max |gradient| = {gmax:.3g} > "
             f"tol = {tol:.3g}."
         )
-        if status == 1:
-            msg += (
-                f"\nIncrease the number of iterations (max_iter={max_iter}) "
-                "or scale the data, e.g. with "
-                "sklearn.preprocessing.StandardScaler."
-            )
-        elif result.status == 2:
-            msg += (
-                "\nThe line search could not make progress, usually because "
-                "tol is below what the objective's rounding allows (float32 "
-                "data) or because the data are badly scaled."
-            )
+        msg += _advice(status == 1, status == 2, max_iter)
         if extra_warning_msg:
             msg += "\n" + extra_warning_msg
         warnings.warn(msg, ConvergenceWarning, stacklevel=3)
