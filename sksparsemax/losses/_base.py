@@ -166,6 +166,17 @@ class BaseLoss:
         np.copyto(Zs, P)
         return phi
 
+    def _fused_loss_gradient(self, Z, target, out):
+        """One-pass ``loss_gradient`` into ``out`` (a compiled kernel), or None.
+
+        Called by ``loss_gradient(..., out=...)`` with validated float scores
+        ``Z`` (2-D), a resolved :class:`Target` and a valid ``out`` (possibly
+        ``Z``). A loss with a fused kernel for the backend in effect returns
+        ``(losses, out)``; the default (None) uses the generic path:
+        :meth:`_conjugate_inplace` on the shifted scores.
+        """
+        return None
+
     def _evaluate(self, Z, target, check, need_loss, need_grad):
         Zs = shifted_scores(Z)
         n, K = Zs.shape
@@ -212,6 +223,9 @@ class BaseLoss:
             raise ValueError("out must be a writeable C-contiguous array.")
         n, K = Z.shape
         target = resolve_target(target, n, K, check)
+        fused = self._fused_loss_gradient(Z, target, out)
+        if fused is not None:
+            return fused
         zmax = checked_row_max(Z, Z.shape, "Z")
         with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
             np.subtract(Z, zmax, out=out)

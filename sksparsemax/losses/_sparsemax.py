@@ -2,8 +2,23 @@
 
 import numpy as np
 
-from ..transforms import sparsemax_jvp, sparsemax_threshold
+from ..transforms import _backend, sparsemax_jvp, sparsemax_threshold
+from ..transforms._validation import raise_invalid_row
 from ._base import BaseLoss
+
+_fused = None  # the imported ._numba_kernels module, once needed
+
+
+def fused_kernels():
+    """The compiled loss kernels if the numba backend is in effect, else None."""
+    global _fused
+    if _backend.get_backend() != "numba":
+        return None
+    if _fused is None:
+        from . import _numba_kernels
+
+        _fused = _numba_kernels
+    return _fused
 
 
 def sparsemax_conjugate(Zs, need_value=True):
@@ -96,6 +111,26 @@ class SparsemaxLoss(BaseLoss):
 
     def _conjugate_inplace(self, Zs):
         return sparsemax_conjugate_inplace(Zs)
+
+    def _fused_loss_gradient(self, Z, target, out):
+        kern = fused_kernels()
+        if kern is None:
+            return None
+        n = Z.shape[0]
+        Z = np.ascontiguousarray(Z)
+        losses = np.empty(n, dtype=Z.dtype)
+        zmax = np.empty(n, dtype=Z.dtype)
+        if target.is_indices:
+            y = np.ascontiguousarray(target.indices, dtype=np.intp)
+            Q = np.empty((0, 0), dtype=Z.dtype)
+            half = np.full(1, 0.5)
+        else:
+            y = np.empty(0, dtype=np.intp)
+            Q = np.ascontiguousarray(target.proba_as(Z.dtype))
+            half = np.ascontiguousarray(half_sq_norm(target), dtype=np.float64)
+        bad = kern.sparsemax_loss_grad_rows(Z, y, Q, half, out, losses, zmax)
+        raise_invalid_row(Z, Z.shape, "Z", zmax, bad)
+        return losses, out
 
     def _jacobian_product(self, P, V):
         return sparsemax_jvp(P, V, axis=1)

@@ -133,17 +133,50 @@ def _row_sum(A, i, stack, vals):
 
 
 @njit(**_JIT)
+def sparsemax_row_threshold(Z, i, m, buf):
+    """Sparsemax threshold of row ``i`` of ``Z`` (shifted units), Michelot's way.
+
+    ``m`` is the row maximum; ``buf`` a float64 scratch array of length K.
+    With ``y = z - m``, only the candidates ``y > -1`` can be in the support
+    (the threshold is at least ``max y - 1 = -1``), so they are copied into
+    ``buf``; then ``tau = (sum_S y - 1) / |S|`` and ``S = {y > tau}`` are
+    iterated from ``S`` = all candidates. Each ``tau`` is a lower bound of the
+    root and increases monotonically; the iteration stops when ``S`` stops
+    shrinking, at the closed form of Martins & Astudillo (2016) for the final
+    support. Sums are accumulated in float64. Returns ``(tau, |S|)``.
+    """
+    K = Z.shape[1]
+    # Candidates (branch-free append).
+    c = 0
+    s = 0.0
+    for j in range(K):
+        y = Z[i, j] - m
+        buf[c] = y
+        keep = y > -1.0
+        s += y if keep else 0.0
+        c += keep
+    t = (s - 1.0) / c
+    while True:
+        c2 = 0
+        s2 = 0.0
+        for j in range(c):
+            y = buf[j]
+            buf[c2] = y
+            keep = y > t
+            s2 += y if keep else 0.0
+            c2 += keep
+        if c2 == c:
+            break
+        c = c2
+        t = (s2 - 1.0) / c2
+    return t, c
+
+
+@njit(**_JIT)
 def sparsemax_rows(Z, out, tau, size, zmax, write_out):
     """Sparsemax of every row of ``Z`` (threshold by Michelot's algorithm).
 
-    Per row: ``y = z - max z``; only the candidates ``y > -1`` can be in the
-    support (the threshold is at least ``max y - 1 = -1``), so they are copied
-    into a small buffer; then ``tau = (sum_S y - 1) / |S|`` and
-    ``S = {y > tau}`` are iterated from ``S`` = all candidates. Each ``tau``
-    is a lower bound of the root and increases monotonically; the iteration
-    stops when ``S`` stops shrinking, at the closed form of Martins &
-    Astudillo (2016) for the final support. Sums are accumulated in float64.
-
+    See :func:`sparsemax_row_threshold` for the threshold of one row.
     Writes ``tau`` (shifted units, dtype of ``Z``), ``size`` (support size),
     ``zmax`` and, if ``write_out``, ``out = max(y - tau, 0)``.
     Returns the first invalid row or -1.
@@ -154,29 +187,7 @@ def sparsemax_rows(Z, out, tau, size, zmax, write_out):
         m, ok = _row_max(Z, i, zmax)
         if not ok:
             return i
-        # Candidates (branch-free append).
-        c = 0
-        s = 0.0
-        for j in range(K):
-            y = Z[i, j] - m
-            buf[c] = y
-            keep = y > -1.0
-            s += y if keep else 0.0
-            c += keep
-        t = (s - 1.0) / c
-        while True:
-            c2 = 0
-            s2 = 0.0
-            for j in range(c):
-                y = buf[j]
-                buf[c2] = y
-                keep = y > t
-                s2 += y if keep else 0.0
-                c2 += keep
-            if c2 == c:
-                break
-            c = c2
-            t = (s2 - 1.0) / c2
+        t, c = sparsemax_row_threshold(Z, i, m, buf)
         tau[i] = t
         size[i] = c
         if write_out:

@@ -148,3 +148,53 @@ def test_invalid_target_raises_and_leaves_the_buffer():
     with pytest.raises(ValueError, match="class index 9"):
         EntmaxLoss(1.5).loss_gradient(Z, y, out=Z)
     np.testing.assert_array_equal(Z, Z_before)
+
+
+# The numba backend computes the sparsemax loss and its gradient in one fused
+# pass per row (sksparsemax.losses._numba_kernels); it must give the NumPy
+# path's values, masks, errors and untouched buffers.
+@pytest.mark.parametrize("kind", ["indices", "proba"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_fused_sparsemax_kernel_matches_numpy(kind, dtype, masked, in_place):
+    pytest.importorskip("numba")
+    from sksparsemax.transforms import backend
+
+    for seed, K in [(0, 6), (1, 1), (2, 40)]:
+        Z, target = problem(seed, kind, dtype, masked, n=200, K=K)
+        Z[:3] += dtype(1e6)  # huge scores: only differences matter
+        Z[3, :] = 0.25  # a tie over the whole row
+        with backend("numpy"):
+            loss0, grad0 = SparsemaxLoss().loss_gradient(Z, target)
+        with backend("numba"):
+            Zc = Z.copy()
+            out = Zc if in_place else np.empty_like(Z)
+            loss1, grad1 = SparsemaxLoss().loss_gradient(Zc, target, out=out)
+        assert grad1 is out and loss1.dtype == dtype
+        rtol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(loss1, loss0, rtol=rtol, atol=10 * rtol)
+        np.testing.assert_allclose(grad1, grad0, rtol=rtol, atol=10 * rtol)
+        if not in_place:
+            np.testing.assert_array_equal(Zc, Z)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("kind", ["indices", "proba"])
+def test_fused_sparsemax_kernel_errors_leave_the_buffer(bad, kind):
+    pytest.importorskip("numba")
+    from sksparsemax.transforms import backend
+
+    Z, target = problem(4, kind, np.float64, False)
+    if bad == -np.inf:
+        Z[6, :] = bad  # a row with nothing left
+    else:
+        Z[6, 1] = bad
+    Z_before = Z.copy()
+    messages = []
+    for name in ("numpy", "numba"):
+        with backend(name), pytest.raises(ValueError, match="row 6") as info:
+            SparsemaxLoss().loss_gradient(Z, target, out=Z)
+        messages.append(str(info.value))
+        np.testing.assert_array_equal(Z, Z_before)
+    assert messages[0] == messages[1]

@@ -1,0 +1,81 @@
+"""Compiled fused loss kernels for the optional numba backend.
+
+Imported lazily (by :func:`fused_kernels`) only when the numba backend is in
+effect. A solver calls ``loss_gradient`` once per iteration; the NumPy path
+makes half a dozen passes over the (n, K) scores (row maxima, shift,
+threshold, mapping, squared norms, target terms). The kernels here make one
+pass per row: row maximum (with the library's invalid-row check), threshold,
+loss value and gradient, with the same arithmetic as the NumPy path (shifted
+scores, ``phi = tau + ||p||^2 / 2``), so both agree to rounding (sums are
+accumulated in float64 here).
+
+Like the mapping kernels of :mod:`sksparsemax.transforms._numba_kernels`,
+they return the first invalid row (NaN, ``+inf``, all ``-inf``) or -1 and store
+the row maxima in ``zmax``, so that the caller raises the library's error. All
+rows are checked before any is written: on invalid scores ``out`` (which may be
+the scores themselves) is left untouched.
+"""
+
+import numpy as np
+from numba import njit
+
+from ..transforms._numba_kernels import _JIT, _row_max, sparsemax_row_threshold
+
+
+@njit(**_JIT)
+def _first_invalid_row(Z, zmax):
+    """Store every row maximum in ``zmax``; the first invalid row, or -1."""
+    for i in range(Z.shape[0]):
+        _, ok = _row_max(Z, i, zmax)
+        if not ok:
+            return i
+    return -1
+
+
+@njit(**_JIT)
+def sparsemax_loss_grad_rows(Z, y, Q, half_sq, out, losses, zmax):
+    """Sparsemax loss and gradient of every row, one pass per row.
+
+    The target is the class indices ``y`` when ``Q`` has no columns, else
+    the distributions ``Q`` (then ``y`` is ignored); ``half_sq`` holds
+    ``||q||^2 / 2`` per row (one entry, 1/2, for class indices). Writes
+
+    ``losses[i] = tau + ||p||^2 / 2 - q^T (z - max z) + half_sq[i]`` and
+    ``out[i] = p - q``,
+
+    where a ``-inf`` score counts 0 in ``q^T z`` where ``q = 0`` and makes
+    the loss ``+inf`` where ``q > 0``. ``out`` may be ``Z`` itself (each row
+    is read before it is overwritten).
+    """
+    n, K = Z.shape
+    use_indices = Q.shape[1] == 0
+    buf = np.empty(K, dtype=np.float64)
+    tau = np.empty(1, dtype=Z.dtype)
+    bad = _first_invalid_row(Z, zmax)
+    if bad >= 0:
+        return bad
+    for i in range(n):
+        m = zmax[i]
+        t, _ = sparsemax_row_threshold(Z, i, m, buf)
+        tau[0] = t  # rounded to the dtype of Z, as in the NumPy path
+        tt = tau[0]
+        if use_indices:
+            qz = Z[i, y[i]] - m
+            half = half_sq[0]
+        else:
+            qz = 0.0
+            for j in range(K):
+                q = Q[i, j]
+                if q != 0:
+                    qz += q * (Z[i, j] - m)
+            half = half_sq[i]
+        sq = 0.0
+        for j in range(K):
+            p = (Z[i, j] - m) - tt
+            p = p if p > 0 else 0
+            sq += p * p
+            out[i, j] = p if use_indices else p - Q[i, j]
+        if use_indices:
+            out[i, y[i]] -= 1
+        losses[i] = (tt + 0.5 * sq) - qz + half
+    return -1
