@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..losses import check_target
 from ._linear_loss import LinearModelLoss
+from ._preconditioner import gram_preconditioner, row_space_reduction
 from ._solver import minimize_lbfgs, minimize_newton_cg
 
 _ACCEPT_SPARSE = ["csr", "csc"]
@@ -187,8 +188,13 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         )
         return cw[target]
 
-    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2):
-        """Run the solver from ``w0``; return the packed solution and n_iter."""
+    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2,
+               precondition="auto"):
+        """Run the solver from ``w0``; return the packed solution and n_iter.
+
+        ``precondition`` (L-BFGS only): a change of variables, None, or
+        "auto" for :func:`gram_preconditioner` where it pays off.
+        """
         args = (X, target, n_classes, sample_weight, l2)
         if self.solver == "newton-cg":
             w, _, n_iter = minimize_newton_cg(
@@ -214,6 +220,10 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             name=type(self).__name__,
             extra_warning_msg=self._convergence_hint(n_classes),
             stall=self._stall_rule(n_classes),
+            precondition=(
+                gram_preconditioner(X, n_classes, self.fit_intercept, l2, sample_weight)
+                if isinstance(precondition, str) else precondition
+            ),
         )
         return w, n_iter
 
@@ -286,8 +296,22 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             linear_loss, classes, n_features, target, sample_weight, sw_sum
         )
         l2 = 1.0 / (self.C * sw_sum)
-        active = _active_features(X)
-        if active is None:
+        reduction = None
+        if self.solver == "lbfgs":
+            reduction = row_space_reduction(
+                X, n_classes, self.fit_intercept, sample_weight
+            )
+        active = None if reduction is not None else _active_features(X)
+        if reduction is not None:
+            # More features than samples: the same problem, exactly, in the
+            # row space of X (see RowSpaceReduction).
+            w_red, n_iter = self._solve(
+                linear_loss, reduction.features, target, n_classes, sample_weight,
+                reduction.reduce(w0, linear_loss, n_classes), l2,
+            )
+            weights, intercept = reduction.expand(w_red, linear_loss, n_classes)
+            del reduction
+        elif active is None:
             w, n_iter = self._solve(
                 linear_loss, X, target, n_classes, sample_weight, w0, l2
             )

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..losses import EntmaxLoss, SoftmaxLoss, SparseSoftmaxLoss, SparsemaxLoss
 from ._base import _BaseSparseLinearClassifier, _objective_rtol
+from ._preconditioner import gram_preconditioner
 from ._solver import minimize_lbfgs, minimize_newton_cg
 
 #: SparseSoftmaxClassifier (k < n_classes) also stops when the objective
@@ -259,7 +260,7 @@ class EntmaxClassifier(_BaseMultiClass):
     array([0, 1, 2])
     >>> clf.predict_proba(X[[0, 50, 100]]).round(3)
     array([[1.   , 0.   , 0.   ],
-           [0.   , 0.934, 0.066],
+           [0.   , 0.933, 0.067],
            [0.   , 0.   , 1.   ]])
     """
     )
@@ -432,8 +433,14 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
             return SoftmaxLoss()
         return SparseSoftmaxLoss(self.k)
 
-    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2):
+    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2,
+               precondition="auto"):
         n_warm = 0
+        if self.solver == "lbfgs" and isinstance(precondition, str):
+            # One factorisation for the warm-up and the main run.
+            precondition = gram_preconditioner(
+                X, n_classes, linear_loss.fit_intercept, l2, sample_weight
+            )
         if self.k < n_classes and not self._warm_started:
             warmup = type(linear_loss)(SoftmaxLoss(), linear_loss.fit_intercept)
             w0, _, n_warm = minimize_lbfgs(
@@ -445,6 +452,7 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
                 verbose=self.verbose,
                 name=f"{type(self).__name__} (softmax warm-up)",
                 check=False,
+                precondition=None if isinstance(precondition, str) else precondition,
             )
             # Hand the score buffer on rather than holding two of them.
             linear_loss._scores_buffer = warmup._scores_buffer
@@ -485,7 +493,7 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
             )
             return w, n_warm + n_newton + n_lbfgs
         w, n_iter = super()._solve(
-            linear_loss, X, target, n_classes, sample_weight, w0, l2
+            linear_loss, X, target, n_classes, sample_weight, w0, l2, precondition
         )
         return w, n_warm + n_iter
 

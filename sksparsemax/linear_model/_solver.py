@@ -72,6 +72,7 @@ def minimize_lbfgs(
     check=True,
     extra_warning_msg=None,
     stall=None,
+    precondition=None,
 ):
     """Minimise a smooth objective with scipy's L-BFGS-B, as scikit-learn does.
 
@@ -104,6 +105,12 @@ def minimize_lbfgs(
         top-k loss), where the gradient criterion may never be met: also stop,
         as converged, once the objective has decreased by at most ``rtol``
         (relative to its value) over the last ``window`` iterations.
+    precondition : object, default=None
+        A linear change of variables ``w = precondition.coef(v)`` (with
+        ``variables``, its inverse, and ``gradient``, the chain rule), such as
+        :class:`._preconditioner.GramPreconditioner`. L-BFGS then runs on
+        ``v``; the stopping rule stays the largest entry of the gradient with
+        respect to ``w`` (at most ``tol``), and ``w`` is returned.
 
     Returns
     -------
@@ -115,10 +122,21 @@ def minimize_lbfgs(
         Number of iterations run.
     """
     every = max(1, 10 // int(verbose)) if verbose > 0 else 0
-    state = {"it": 0, "history": [], "stalled": False}
+    state = {"it": 0, "history": [], "stalled": False, "converged": False}
+    gtol = tol
+    w0 = np.asarray(w0, dtype=np.float64)
+    if precondition is not None:
+        fun, w0, last = _preconditioned(fun, w0, precondition)
+        gtol = 0.0  # scipy would test the gradient in v: test it in w instead
+        if last(fun, w0, args) <= tol:  # already converged (a warm start)
+            value = fun(w0, *args)[0]
+            return precondition.coef(w0), float(value), 0
 
     def callback(intermediate_result):
         state["it"] += 1
+        if precondition is not None and last(None, intermediate_result.x) <= tol:
+            state["converged"] = True
+            raise StopIteration
         if stall is not None:
             window, rtol = stall
             history = state["history"]
@@ -139,7 +157,7 @@ def minimize_lbfgs(
 
     result = minimize(
         fun,
-        np.asarray(w0, dtype=np.float64),
+        w0,
         args=args,
         method="L-BFGS-B",
         jac=True,
@@ -147,23 +165,59 @@ def minimize_lbfgs(
         options={
             "maxiter": max_iter,
             "maxls": 50,
-            "gtol": tol,
+            "gtol": gtol,
             "ftol": 64 * np.finfo(float).eps,
         },
     )
-    if check and not state["stalled"]:
+    stopped = state["stalled"] or state["converged"]
+    if check and not stopped:
         n_iter = _check_lbfgs_result(result, max_iter, name, extra_warning_msg)
     else:
-        n_iter = int(min(state["it"] if state["stalled"] else result.nit, max_iter))
+        n_iter = int(min(state["it"] if stopped else result.nit, max_iter))
+    w = result.x if precondition is None else precondition.coef(result.x)
     if verbose > 0:
-        why = "objective stalled" if state["stalled"] else f"status {result.status}"
+        why = (
+            "objective stalled" if state["stalled"]
+            else "converged" if state["converged"]
+            else f"status {result.status}"
+        )
         print(
             f"[{name}] stopped after {n_iter} iteration(s), objective "
             f"{result.fun:.10g}, {why}",
             file=sys.stderr,
             flush=True,
         )
-    return result.x, float(result.fun), n_iter
+    return w, float(result.fun), n_iter
+
+
+def _preconditioned(fun, w0, precondition):
+    """``fun`` of the variables ``v``, ``v0``, and ``last(fun, v, args)``.
+
+    ``last`` returns the largest entry of the gradient with respect to ``w``
+    at ``v``: from the latest evaluation if it was at ``v`` (as after every
+    L-BFGS iteration: the line search ends at the new iterate), else from a
+    new one (with ``fun`` given) or ``inf``.
+    """
+    cache = {"v": None, "gmax": np.inf}
+
+    def fun_v(v, *args):
+        if cache["v"] is not None and np.array_equal(cache["v"], v):
+            return cache["f"], cache["gv"].copy()  # scipy's first call at v0
+        f, g = fun(precondition.coef(v), *args)
+        cache["v"] = np.array(v, copy=True)
+        cache["gmax"] = float(np.max(np.abs(g))) if g.size else 0.0
+        cache["f"], cache["gv"] = f, precondition.gradient(g)
+        return f, cache["gv"]
+
+    def last(fun_of_v, v, args=()):
+        if cache["v"] is not None and np.array_equal(cache["v"], v):
+            return cache["gmax"]
+        if fun_of_v is None:
+            return np.inf
+        fun_of_v(v, *args)
+        return cache["gmax"]
+
+    return fun_v, precondition.variables(w0), last
 
 
 def _truncated_cg(hessp, grad, max_inner, rtol):

@@ -185,8 +185,12 @@ def test_sparse_and_dense_give_the_same_model(data, fmt):
     dense = SparsemaxClassifier(tol=1e-8, max_iter=1000).fit(X, y)
     Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
     sparse = SparsemaxClassifier(tol=1e-8, max_iter=1000).fit(Xs, y)
-    np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-7)
-    np.testing.assert_allclose(sparse.predict_proba(Xs), dense.predict_proba(X), atol=1e-7)
+    # Dense X is whitened for L-BFGS (GramPreconditioner), sparse X is not:
+    # two paths to one minimiser, each stopped by L-BFGS's relative-reduction
+    # test (ftol = 64 eps) before tol. That pins the objective to ~1e-14
+    # relative, hence the coefficients to ~sqrt(2 * 64 eps * f / l2) ~ 1e-6.
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=2e-6)
+    np.testing.assert_allclose(sparse.predict_proba(Xs), dense.predict_proba(X), atol=2e-6)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,348 @@
+r"""Whitening of the weights for L-BFGS on dense data with few features.
+
+L-BFGS converges slowly when the objective is badly conditioned, and the
+conditioning of a linear model's objective is that of its regularised Gram
+matrix. For the sparsemax loss this matters more than for the logistic
+loss: its Hessian with respect to the scores of a sample, the Jacobian
+:math:`\operatorname{diag}(s) - s s^\top / |S|` of sparsemax, has the
+eigenvalue 1 on the support, where the logistic loss has at most 1/4. With
+the features correlated (or merely many), plain L-BFGS needs several times
+the iterations of a logistic regression at the same ``C``.
+
+:class:`GramPreconditioner` changes the variables: with the centred Gram
+:math:`G = X^\top X / n - \mu\mu^\top` (:math:`\mu` the feature means),
+the Cholesky factor :math:`L L^\top = G + \lambda I` and
+
+.. math::
+
+    W = V L^{-1}, \qquad b = c - W\mu,
+
+the model-side quadratic form :math:`\tfrac1n\|X_c W^\top\|^2 +
+\lambda\|W\|^2` becomes :math:`\|V\|^2` (one row per class), and the
+intercepts decouple from the weights. The objective, its minimiser and the
+stopping rule (the largest entry of the gradient with respect to the original
+``(W, b)``, see :func:`._solver.minimize_lbfgs`) are unchanged: only the path
+of L-BFGS is.
+
+It costs one Gram matrix (:math:`n d^2` flops), one Cholesky factorisation
+(:math:`d^3/3`) and two triangular solves per evaluation (:math:`2Kd^2`,
+against :math:`4ndK` for the two products with ``X``), so it is only used
+where that is cheap next to the iterations it saves: a setup of at most
+:data:`MAX_SETUP_EVALUATIONS` evaluations (:func:`gram_preconditioner`).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import LinAlgError, cholesky, eigh, solve_triangular
+
+#: The setup (Gram + Cholesky) may cost at most this many objective
+#: evaluations (two products of X with a (d, K) matrix each).
+MAX_SETUP_EVALUATIONS = 15
+
+
+#: Rows per block of the weighted (or float32) Gram matrix: blocks of about
+#: 8 MB, so that no copy of X is made.
+_BLOCK_ENTRIES = 2**20
+
+
+def _weighted_gram(X, sample_weight):
+    """``X^T S X / sum(s)`` and the weighted mean ``s^T X / sum(s)`` (float64).
+
+    With ``S = diag(sample_weight)`` (the identity if None), so that integer
+    weights and repeated rows give the same matrix. Float64 data without
+    weights take one BLAS ``syrk``; otherwise the rows go through in blocks
+    (float64, scaled by ``sqrt(s)``), never a full copy of ``X``.
+    """
+    n, d = X.shape
+    if sample_weight is None and X.dtype == np.float64 and not sp.issparse(X):
+        G = X.T @ X  # BLAS syrk, no copy
+        G /= n
+        return G, X.mean(axis=0)
+    s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    total = float(s.sum())
+    if sp.issparse(X):
+        Xs = sp.diags(np.sqrt(s)) @ X.astype(np.float64)  # a copy of the nonzeros
+        G = np.asarray((Xs.T @ Xs).todense())
+        G /= total
+        return G, np.asarray(s @ X).ravel() / total
+    G = np.zeros((d, d))
+    mean = np.zeros(d)
+    step = max(1, _BLOCK_ENTRIES // max(d, 1))
+    for start in range(0, n, step):
+        block = X[start : start + step].astype(np.float64)
+        sb = s[start : start + step]
+        mean += sb @ block
+        block *= np.sqrt(sb)[:, None]
+        G += block.T @ block
+    G /= total
+    mean /= total
+    return G, mean
+
+
+class GramPreconditioner:
+    """The change of variables ``w = P(v)`` that whitens the regularised Gram.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Training data.
+    n_classes : int
+        Number of score columns K.
+    fit_intercept : bool
+        Whether the packed coefficients end with K intercepts (then the
+        Gram is centred and the intercepts are shifted by ``W mu``).
+    l2 : float
+        The L2 strength of the objective; also the ridge of the factorised
+        matrix (raised to a small fraction of the Gram's mean diagonal if it
+        is smaller, so that the factorisation exists).
+    sample_weight : ndarray of shape (n_samples,), default=None
+        The Gram matrix and the means are weighted like the objective, so
+        that weights and repeated samples give the same path.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If the Cholesky factorisation fails (then use no preconditioner).
+    """
+
+    def __init__(self, X, n_classes, fit_intercept, l2, sample_weight=None):
+        n, d = X.shape
+        self.n_classes = n_classes
+        self.n_features = d
+        self.fit_intercept = fit_intercept
+        G, mean = _weighted_gram(X, sample_weight)
+        if fit_intercept:
+            self.mean = mean
+            G -= np.outer(mean, mean)
+        else:
+            self.mean = None
+        ridge = max(float(l2), 1e-10 * max(float(np.trace(G)) / d, 1e-300))
+        G.flat[:: d + 1] += ridge
+        diag = G.diagonal().copy()
+        off = G - np.diag(diag)
+        if np.max(np.abs(off)) <= 1e-8 * np.max(diag):
+            # A diagonal Gram (uncorrelated features, e.g. the reduced
+            # features of RowSpaceReduction): L = diag(sqrt(G_jj)).
+            self.L = None
+            self.scale = np.sqrt(diag)
+        else:
+            # Lower Cholesky factor: L L^T = G + ridge I.
+            self.L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
+
+    def _split(self, flat):
+        K, d = self.n_classes, self.n_features
+        W = flat[: K * d].reshape(K, d)
+        b = flat[K * d :] if self.fit_intercept else None
+        return W, b
+
+    def coef(self, v):
+        """Packed coefficients ``w = (W, b)`` of the packed variables ``v``."""
+        V, c = self._split(v)
+        w = np.empty_like(v)
+        W, b = self._split(w)
+        # W = V L^{-1}  <=>  L^T W^T = V^T.
+        if self.L is None:
+            np.divide(V, self.scale, out=W)
+        else:
+            W[...] = solve_triangular(
+                self.L, V.T, lower=True, trans="T", check_finite=False
+            ).T
+        if self.fit_intercept:
+            b[...] = c - W @ self.mean
+        return w
+
+    def variables(self, w):
+        """Packed variables ``v`` of the packed coefficients ``w`` (inverse of coef)."""
+        W, b = self._split(w)
+        v = np.empty_like(w, dtype=np.float64)
+        V, c = self._split(v)
+        if self.L is None:
+            np.multiply(W, self.scale, out=V)
+        else:
+            V[...] = W @ self.L  # V = W L
+        if self.fit_intercept:
+            c[...] = b + W @ self.mean
+        return v
+
+    def gradient(self, g):
+        """Gradient with respect to ``v`` of the gradient ``g`` with respect to ``w``.
+
+        ``g_V = (g_W - g_b mu^T) L^{-T}`` and ``g_c = g_b``.
+        """
+        gW, gb = self._split(g)
+        out = np.empty_like(g)
+        gV, gc = self._split(out)
+        if self.fit_intercept:
+            R = gW - np.outer(gb, self.mean)
+            gc[...] = gb
+        else:
+            R = gW
+        # g_V^T = L^{-1} R^T.
+        if self.L is None:
+            np.divide(R, self.scale, out=gV)
+        else:
+            gV[...] = solve_triangular(self.L, R.T, lower=True, check_finite=False).T
+        return out
+
+
+def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
+    """A :class:`GramPreconditioner` for ``X`` if it pays off, else None.
+
+    None when the Gram and its factorisation would cost more than
+    :data:`MAX_SETUP_EVALUATIONS` evaluations of the objective (dense:
+    ``n d^2 + d^3 / 3`` against ``4 n d K`` flops each; sparse:
+    ``nnz^2 / n + d^3 / 3`` against ``4 nnz K``), or when the factorisation
+    fails. Wide data with many features (e.g. text) are left to
+    :class:`RowSpaceReduction` or to plain L-BFGS.
+    """
+    n, d = X.shape
+    if d < 2:
+        return None
+    if sp.issparse(X):
+        # The sparse Gram costs about nnz^2 / n; products with X 2 nnz K.
+        nnz = float(X.nnz)
+        setup = nnz * nnz / max(n, 1) + d**3 / 3.0
+        per_evaluation = 4.0 * nnz * n_classes
+    else:
+        setup = n * d * d + d**3 / 3.0
+        per_evaluation = 4.0 * n * d * n_classes
+    if setup > MAX_SETUP_EVALUATIONS * per_evaluation:
+        return None
+    try:
+        return GramPreconditioner(X, n_classes, fit_intercept, l2, sample_weight)
+    except (LinAlgError, ValueError):
+        return None
+
+
+class RowSpaceReduction:
+    r"""Exact reduction of a problem with more features than samples.
+
+    With an L2 penalty the optimal weights lie in the row space of the
+    (centred) data: the loss sees ``W`` only through :math:`X_c W^\top`
+    and any component orthogonal to the rows only adds to the penalty. With
+    sample weights :math:`S` (rows of weight 0 left out), the weighted
+    kernel :math:`S^{1/2} X_c X_c^\top S^{1/2} = E \Lambda E^\top` (its
+    :math:`r \le n` positive eigenvalues) gives the orthonormal basis
+    :math:`P = \Lambda^{-1/2} E^\top S^{1/2} X_c` of that space, and with
+    :math:`W = V P`
+
+    .. math::
+
+        X W^\top + b = \tilde X V^\top + c, \qquad
+        \tilde X = X_c P^\top \; (= S^{-1/2} E \Lambda^{1/2}
+        \text{ on the weighted rows}), \quad c = b + W\mu, \qquad
+        \|W\|_F = \|V\|_F:
+
+    the same objective in ``r`` features instead of ``d``, solved exactly
+    (the minimiser maps back to the minimiser). L-BFGS then works on
+    ``K r`` instead of ``K d`` variables, whose own cost per iteration
+    dominates for wide sparse data, and the reduced features are whitened
+    by :class:`GramPreconditioner` (their weighted Gram matrix is the
+    diagonal :math:`\Lambda`). The weighted mean :math:`\mu` centres the
+    data, so that integer weights and repeated rows give the same reduced
+    problem (up to the signs of its features).
+
+    ``P`` (dense ``r x d``) is never formed: ``W = (V \Lambda^{-1/2} E^\top
+    S^{1/2}) X_c`` is one product with ``X``, sparse or dense.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    fit_intercept : bool
+        Centre the data (the intercepts absorb the means).
+    sample_weight : ndarray of shape (n_samples,), default=None
+    """
+
+    def __init__(self, X, fit_intercept, sample_weight=None):
+        X64 = X if X.dtype == np.float64 else X.astype(np.float64)
+        if sp.issparse(X64):
+            X64 = X64.tocsr()
+        n = X64.shape[0]
+        if sample_weight is None:
+            s = np.ones(n)
+            rows = np.arange(n)
+        else:
+            s = np.asarray(sample_weight, dtype=np.float64)
+            rows = np.flatnonzero(s > 0)
+        Xp = X64[rows]
+        sqrt_s = np.sqrt(s[rows])
+        cross = Xp @ X64.T  # X_pos X^T, (n_pos, n)
+        cross = cross.toarray() if sp.issparse(cross) else np.asarray(cross)
+        if fit_intercept:
+            self.mean = np.asarray(s @ X64).ravel() / s.sum()
+            Xmu = np.asarray(X64 @ self.mean).ravel()
+            # X_c,pos X_c^T = X_pos X^T - (X_pos mu) 1^T - 1 (X mu)^T + mu^T mu
+            cross -= Xmu[rows][:, None]
+            cross -= Xmu[None, :]
+            cross += float(self.mean @ self.mean)
+        else:
+            self.mean = None
+        kernel = cross[:, rows] * sqrt_s[:, None] * sqrt_s[None, :]
+        kernel = 0.5 * (kernel + kernel.T)
+        eigval, eigvec = eigh(kernel, overwrite_a=True, check_finite=False)
+        cutoff = max(eigval[-1], 0.0) * max(X.shape) * np.finfo(np.float64).eps
+        keep = eigval > cutoff
+        # A = Lambda^{-1/2} E^T S^{1/2}: P = A X_c,pos (r, n_pos).
+        self._A = (eigvec[:, keep] * sqrt_s[:, None]).T / np.sqrt(eigval[keep])[:, None]
+        # X~ = X_c P^T = (X_c X_c,pos^T) A^T, for every row (weight 0 too).
+        self.features = cross.T @ self._A.T
+        self._Xp = Xp
+        self.fit_intercept = fit_intercept
+
+    @property
+    def n_reduced(self):
+        """Number ``r`` of reduced features."""
+        return self.features.shape[1]
+
+    def reduce(self, w0, linear_loss, n_classes):
+        """Packed reduced coefficients ``(V, c)`` of packed ``(W, b)``.
+
+        ``V = W P^T`` is the projection of ``W`` on the row space (the
+        orthogonal part, zero at the optimum, is dropped).
+        """
+        W0, b0 = linear_loss.weight_intercept(w0, n_classes)
+        S = np.asarray(self._Xp @ W0.T)  # X_pos W0^T, (n_pos, K)
+        if self.fit_intercept:
+            S = S - W0 @ self.mean  # X_c,pos W0^T
+        V0 = (self._A @ S).T
+        c0 = None
+        if self.fit_intercept:
+            c0 = b0 + W0 @ self.mean
+        return linear_loss.pack(V0, c0)
+
+    def expand(self, w_reduced, linear_loss, n_classes):
+        """Weights (K, d) and intercepts (K,) or None of reduced coefficients."""
+        V, c = linear_loss.weight_intercept(w_reduced, n_classes)
+        B = V @ self._A  # (K, n_pos): W = B X_c,pos
+        W = np.asarray((self._Xp.T @ B.T).T)
+        b = None
+        if self.fit_intercept:
+            W -= np.outer(B.sum(axis=1), self.mean)
+            b = c - W @ self.mean
+        return W, b
+
+
+def row_space_reduction(X, n_classes, fit_intercept, sample_weight=None):
+    """A :class:`RowSpaceReduction` of ``X`` if it pays off, else None.
+
+    Used when there are at least twice as many features as samples and the
+    setup (the ``n x n`` kernel matrix and its eigendecomposition, about
+    ``n^3 + n nnz`` operations) costs at most :data:`MAX_SETUP_EVALUATIONS`
+    iterations of L-BFGS on the full problem (about ``4 nnz K`` for the two
+    products with ``X`` plus ``40 d K`` for L-BFGS's own updates).
+    """
+    n, d = X.shape
+    if n < 2 or d < 2 * n:
+        return None
+    nnz = X.nnz if sp.issparse(X) else n * d
+    setup = float(n) ** 3 + float(n) * nnz
+    per_iteration = 4.0 * nnz * n_classes + 40.0 * d * n_classes
+    if setup > MAX_SETUP_EVALUATIONS * per_iteration:
+        return None
+    try:
+        reduction = RowSpaceReduction(X, fit_intercept, sample_weight)
+    except (LinAlgError, ValueError):
+        return None
+    if reduction.n_reduced == 0:
+        return None
+    return reduction

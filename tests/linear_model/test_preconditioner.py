@@ -1,0 +1,222 @@
+"""The changes of variables that speed up L-BFGS: exact, and what they claim.
+
+:class:`GramPreconditioner` (whitening by the Cholesky factor of the weighted,
+centred, regularised Gram matrix) and :class:`RowSpaceReduction` (wide data
+solved in the row space of X) must leave the objective and its minimiser
+unchanged; the checks below use plain NumPy references and the independent
+objective of ``conftest.py``.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from sksparsemax import SparsemaxClassifier, SparsemaxMultiLabel
+from sksparsemax.linear_model._linear_loss import LinearModelLoss
+from sksparsemax.linear_model._preconditioner import (
+    GramPreconditioner,
+    RowSpaceReduction,
+    gram_preconditioner,
+    row_space_reduction,
+)
+from sksparsemax.linear_model._solver import minimize_lbfgs
+from sksparsemax.losses import SparsemaxLoss, check_target
+
+
+def _data(n, d, sparse, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) + 0.5  # nonzero means
+    X[:, 1] = X[:, 0] + 0.1 * X[:, 1]  # correlated columns
+    if sparse:
+        X[rng.random((n, d)) < 0.6] = 0
+        return sp.csr_matrix(X), rng
+    return X, rng
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gram_preconditioner_whitens_and_is_a_linear_change_of_variables(
+    sparse, fit_intercept, weighted
+):
+    n, d, K, l2 = 40, 7, 3, 0.05
+    X, rng = _data(n, d, sparse)
+    s = rng.integers(0, 4, n).astype(float) if weighted else None
+    pre = GramPreconditioner(X, K, fit_intercept, l2, s)
+    # L L^T is the weighted (centred) Gram plus l2, computed here directly.
+    Xd = X.toarray() if sparse else X
+    w = np.ones(n) if s is None else s
+    mu = w @ Xd / w.sum() if fit_intercept else np.zeros(d)
+    Xc = Xd - mu
+    G = (Xc * w[:, None]).T @ Xc / w.sum() + l2 * np.eye(d)
+    np.testing.assert_allclose(pre.L @ pre.L.T, G, rtol=1e-12, atol=1e-12)
+    # coef is linear, variables its inverse, gradient its adjoint.
+    n_coef = K * (d + int(fit_intercept))
+    v, dv, g = rng.standard_normal((3, n_coef))
+    np.testing.assert_allclose(pre.variables(pre.coef(v)), v, atol=1e-12)
+    np.testing.assert_allclose(
+        pre.coef(v + dv) - pre.coef(v), pre.coef(dv) - pre.coef(np.zeros(n_coef))
+    )
+    lhs = np.dot(pre.gradient(g), dv)
+    rhs = np.dot(g, pre.coef(dv) - pre.coef(np.zeros(n_coef)))
+    assert lhs == pytest.approx(rhs, rel=1e-12)
+
+
+def test_diagonal_gram_uses_a_diagonal_scaling():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((50, 4))
+    Q, _ = np.linalg.qr(A - A.mean(axis=0))  # orthonormal, centred columns
+    X = Q * np.array([3.0, 1.0, 0.5, 2.0]) * np.sqrt(50)
+    pre = GramPreconditioner(X, 2, True, 0.01)
+    assert pre.L is None
+    np.testing.assert_allclose(pre.scale**2, np.array([9.0, 1.0, 0.25, 4.0]) + 0.01)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_row_space_reduction_gives_the_same_objective(sparse, fit_intercept, weighted):
+    n, d, K, l2 = 12, 40, 4, 0.03
+    X, rng = _data(n, d, sparse, seed=2)
+    s = rng.integers(0, 3, n).astype(float) if weighted else None
+    if s is not None:
+        s[0] = 0.0  # a row of weight 0 is left out of the basis, not of the scores
+    red = RowSpaceReduction(X, fit_intercept, s)
+    assert red.n_reduced <= n
+    y = rng.integers(0, K, n)
+    target = check_target(y, n, K)
+    lml = LinearModelLoss(SparsemaxLoss(), fit_intercept)
+    v = rng.standard_normal(K * (red.n_reduced + int(fit_intercept)))
+    W, b = red.expand(v, lml, K)
+    w = lml.pack(W, b)
+    # The same scores on every row (weight 0 included) and the same penalty.
+    Z_full = lml.raw_prediction(w, X, K)
+    Z_red = lml.raw_prediction(v, red.features, K)
+    np.testing.assert_allclose(Z_full, Z_red, atol=1e-10)
+    V, _ = lml.weight_intercept(v, K)
+    assert np.sum(W**2) == pytest.approx(np.sum(V**2), rel=1e-10)
+    f_full = lml.loss(w, X, target, K, s, l2)
+    f_red = lml.loss(v, red.features, target, K, s, l2)
+    assert f_full == pytest.approx(f_red, rel=1e-12)
+    # reduce() projects on the row space: a round trip from the reduced side.
+    np.testing.assert_allclose(red.reduce(w, lml, K), v, atol=1e-10)
+
+
+def _plain_fit_value(est, X, y):
+    """The objective reached by plain L-BFGS (no preconditioner, no reduction)."""
+    import sksparsemax.linear_model._base as base
+
+    saved = base.row_space_reduction, base.gram_preconditioner
+    base.row_space_reduction = lambda *a, **k: None
+    base.gram_preconditioner = lambda *a, **k: None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            plain = est.fit(X, y)
+    finally:
+        base.row_space_reduction, base.gram_preconditioner = saved
+    return plain.coef_.copy(), plain.intercept_.copy()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_wide_fit_matches_the_reference_minimiser(ref, sparse):
+    # d >= 2n: fitted in the row space of X; the reference minimises the
+    # objective over all d features with BFGS.
+    X, rng = _data(30, 90, sparse, seed=3)
+    y = rng.integers(0, 3, 30)
+    assert row_space_reduction(X, 3, True) is not None
+    C = 0.7
+    clf = SparsemaxClassifier(C=C, tol=1e-10, max_iter=5000).fit(X, y)
+    f_ref = ref.objective(ref.sparsemax_loss_grad, X, y, 3, C)
+    theta_ref, value_ref = ref.fit_reference(f_ref)
+    value = f_ref(f_ref.pack(clf.coef_, clf.intercept_))[0]
+    assert value == pytest.approx(value_ref, rel=1e-7)
+    W_ref, b_ref = f_ref.unpack(theta_ref)
+    np.testing.assert_allclose(clf.coef_, W_ref, atol=1e-4)
+    # and plain L-BFGS on the full problem lands on the same model
+    W_plain, b_plain = _plain_fit_value(
+        SparsemaxClassifier(C=C, tol=1e-10, max_iter=5000), X, y
+    )
+    np.testing.assert_allclose(clf.coef_, W_plain, atol=1e-4)
+    np.testing.assert_allclose(clf.intercept_, b_plain, atol=1e-4)
+
+
+def test_wide_multilabel_fit_matches_plain_lbfgs():
+    X, rng = _data(25, 80, True, seed=4)
+    Y = (rng.random((25, 5)) < 0.35).astype(int)
+    Y[Y.sum(axis=1) == 0, 0] = 1
+    s = rng.integers(1, 4, 25).astype(float)
+    clf = SparsemaxMultiLabel(C=2.0, tol=1e-10, max_iter=5000).fit(X, Y, sample_weight=s)
+    import sksparsemax.linear_model._base as base
+
+    saved = base.row_space_reduction, base.gram_preconditioner
+    base.row_space_reduction = lambda *a, **k: None
+    base.gram_preconditioner = lambda *a, **k: None
+    try:
+        plain = SparsemaxMultiLabel(C=2.0, tol=1e-10, max_iter=5000).fit(X, Y, sample_weight=s)
+    finally:
+        base.row_space_reduction, base.gram_preconditioner = saved
+    np.testing.assert_allclose(clf.coef_, plain.coef_, atol=1e-4)
+    np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X), atol=1e-4)
+
+
+def test_the_gates():
+    rng = np.random.default_rng(5)
+    tall = rng.standard_normal((500, 20))
+    assert gram_preconditioner(tall, 3, True, 1e-3) is not None
+    assert row_space_reduction(tall, 3, True) is None  # d < 2n
+    # Many features: the d x d Gram would cost more than the iterations it saves.
+    wide_text = sp.random(2000, 20000, density=0.001, format="csr", random_state=0)
+    assert gram_preconditioner(wide_text, 5, True, 1e-3) is None
+    # ... and n^3 for the kernel too much as well: plain L-BFGS.
+    assert row_space_reduction(wide_text, 5, True) is None
+    small_wide = sp.random(50, 400, density=0.05, format="csr", random_state=0)
+    assert row_space_reduction(small_wide, 5, True) is not None
+    assert gram_preconditioner(tall[:, :1], 3, True, 1e-3) is None  # one feature
+
+
+def test_preconditioned_lbfgs_stops_on_the_original_gradient():
+    # A badly conditioned strictly convex quadratic in w: whitened, L-BFGS
+    # converges in a couple of iterations, and the stop test is on grad_w.
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((200, 10)) * np.logspace(0, 3, 10)
+    y = rng.integers(0, 3, 200)
+    target = check_target(y, 200, 3)
+    lml = LinearModelLoss(SparsemaxLoss(), True)
+    w0 = lml.init_zero_coef(3, 10)
+    args = (X, target, 3, None, 1e-3)
+    pre = GramPreconditioner(X, 3, True, 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        w_pre, f_pre, it_pre = minimize_lbfgs(
+            lml.loss_gradient, w0, args, max_iter=1000, tol=1e-8, precondition=pre
+        )
+        w_plain, f_plain, it_plain = minimize_lbfgs(
+            lml.loss_gradient, w0, args, max_iter=1000, tol=1e-8
+        )
+    # Whitened: converged (in w's gradient) in a few iterations; plain L-BFGS
+    # on the same problem runs out of its 1000 iterations above it.
+    grad = lml.loss_gradient(w_pre, *args)[1]
+    assert np.max(np.abs(grad)) <= 1e-8
+    assert it_pre < 20 < it_plain
+    assert f_pre <= f_plain
+    # Started at its own solution it stops at once, with 0 iterations.
+    w_again, _, it_again = minimize_lbfgs(
+        lml.loss_gradient, w_pre, args, max_iter=1000, tol=1e-3, precondition=pre
+    )
+    assert it_again == 0
+    np.testing.assert_allclose(w_again, w_pre, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(120, 6), (15, 60)])
+def test_warm_start_from_the_solution_does_not_move(shape):
+    X, rng = _data(*shape, False, seed=7)
+    y = rng.integers(0, 3, shape[0])
+    clf = SparsemaxClassifier(tol=1e-6, max_iter=1000, warm_start=True).fit(X, y)
+    coef = clf.coef_.copy()
+    clf.set_params(tol=1e-2).fit(X, y)
+    assert clf.n_iter_ == 0
+    np.testing.assert_allclose(clf.coef_, coef, atol=1e-10)
