@@ -26,9 +26,20 @@ of L-BFGS is.
 
 It costs one Gram matrix (:math:`n d^2` flops), one Cholesky factorisation
 (:math:`d^3/3`) and two triangular solves per evaluation (:math:`2Kd^2`,
-against :math:`4ndK` for the two products with ``X``), so it is only used
-where that is cheap next to the iterations it saves: a setup of at most
-:data:`MAX_SETUP_EVALUATIONS` evaluations (:func:`gram_preconditioner`).
+against :math:`4ndK` for the two products with ``X``), so the full matrix is
+only used where that is cheap next to the iterations it saves: a setup of at
+most :data:`MAX_SETUP_EVALUATIONS` evaluations (:func:`gram_preconditioner`).
+Otherwise (many features, e.g. text) only its diagonal is used: every
+feature is scaled by its (weighted) standard deviation, centred by its mean,
+which costs one pass over the data and already removes most of the
+iterations on bag-of-words features, whose scales span orders of magnitude.
+
+Stopping rule: L-BFGS stops once the largest entry of the gradient is at
+most ``tol`` both with respect to the original coefficients ``(W, b)`` (the
+rule of :class:`~sklearn.linear_model.LogisticRegression`) and with respect
+to the whitened ones ``(V, c)``, which is invariant to the scale of the
+features: the first alone can hold far from the minimiser when the features
+are small (row-normalised text), the second alone when they are large.
 """
 
 import numpy as np
@@ -79,6 +90,27 @@ def _weighted_gram(X, sample_weight):
     return G, mean
 
 
+def _weighted_moments(X, sample_weight):
+    """Weighted second moments ``s^T X**2 / sum(s)`` and means (float64, d each)."""
+    n = X.shape[0]
+    s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    total = float(s.sum())
+    if sp.issparse(X):
+        X64 = X.astype(np.float64)
+        second = np.asarray(s @ X64.multiply(X64)).ravel()
+        mean = np.asarray(s @ X64).ravel()
+    else:
+        second = np.zeros(X.shape[1])
+        mean = np.zeros(X.shape[1])
+        step = max(1, _BLOCK_ENTRIES // max(X.shape[1], 1))
+        for start in range(0, n, step):
+            block = X[start : start + step].astype(np.float64)
+            sb = s[start : start + step]
+            mean += sb @ block
+            second += sb @ (block * block)
+    return second / total, mean / total
+
+
 class GramPreconditioner:
     """The change of variables ``w = P(v)`` that whitens the regularised Gram.
 
@@ -98,6 +130,11 @@ class GramPreconditioner:
     sample_weight : ndarray of shape (n_samples,), default=None
         The Gram matrix and the means are weighted like the objective, so
         that weights and repeated samples give the same path.
+    diagonal : bool, default=False
+        Use only the diagonal of the Gram matrix (the features' weighted
+        variances plus ``l2``): a column scaling, for data whose full Gram
+        matrix would cost too much (many features). Costs one pass over
+        the nonzeros of ``X``.
 
     Raises
     ------
@@ -105,11 +142,21 @@ class GramPreconditioner:
         If the Cholesky factorisation fails (then use no preconditioner).
     """
 
-    def __init__(self, X, n_classes, fit_intercept, l2, sample_weight=None):
+    def __init__(self, X, n_classes, fit_intercept, l2, sample_weight=None,
+                 diagonal=False):
         n, d = X.shape
         self.n_classes = n_classes
         self.n_features = d
         self.fit_intercept = fit_intercept
+        if diagonal:
+            second, mean = _weighted_moments(X, sample_weight)
+            var = second - mean**2 if fit_intercept else second
+            var = np.maximum(var, 0.0)
+            ridge = max(float(l2), 1e-10 * max(float(np.mean(var)), 1e-300))
+            self.mean = mean if fit_intercept else None
+            self.L = None
+            self.scale = np.sqrt(var + ridge)
+            return
         G, mean = _weighted_gram(X, sample_weight)
         if fit_intercept:
             self.mean = mean
@@ -186,14 +233,14 @@ class GramPreconditioner:
 
 
 def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
-    """A :class:`GramPreconditioner` for ``X`` if it pays off, else None.
+    """A :class:`GramPreconditioner` for ``X``: full if affordable, else diagonal.
 
-    None when the Gram and its factorisation would cost more than
+    The full Gram matrix is used when it and its factorisation cost at most
     :data:`MAX_SETUP_EVALUATIONS` evaluations of the objective (dense:
     ``n d^2 + d^3 / 3`` against ``4 n d K`` flops each; sparse:
-    ``nnz^2 / n + d^3 / 3`` against ``4 nnz K``), or when the factorisation
-    fails. Wide data with many features (e.g. text) are left to
-    :class:`RowSpaceReduction` or to plain L-BFGS.
+    ``nnz^2 / n + d^3 / 3`` against ``4 nnz K``); otherwise (many features,
+    e.g. text) or if the factorisation fails, its diagonal: each feature
+    scaled by its standard deviation. None for a single feature.
     """
     n, d = X.shape
     if d < 2:
@@ -206,12 +253,14 @@ def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
     else:
         setup = n * d * d + d**3 / 3.0
         per_evaluation = 4.0 * n * d * n_classes
-    if setup > MAX_SETUP_EVALUATIONS * per_evaluation:
-        return None
-    try:
-        return GramPreconditioner(X, n_classes, fit_intercept, l2, sample_weight)
-    except (LinAlgError, ValueError):
-        return None
+    if setup <= MAX_SETUP_EVALUATIONS * per_evaluation:
+        try:
+            return GramPreconditioner(X, n_classes, fit_intercept, l2, sample_weight)
+        except (LinAlgError, ValueError):
+            pass
+    return GramPreconditioner(
+        X, n_classes, fit_intercept, l2, sample_weight, diagonal=True
+    )
 
 
 class RowSpaceReduction:

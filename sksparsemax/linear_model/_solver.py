@@ -109,8 +109,8 @@ def minimize_lbfgs(
         A linear change of variables ``w = precondition.coef(v)`` (with
         ``variables``, its inverse, and ``gradient``, the chain rule), such as
         :class:`._preconditioner.GramPreconditioner`. L-BFGS then runs on
-        ``v``; the stopping rule stays the largest entry of the gradient with
-        respect to ``w`` (at most ``tol``), and ``w`` is returned.
+        ``v`` and stops once the largest entry of the gradient is at most
+        ``tol`` with respect to both ``w`` and ``v``; ``w`` is returned.
 
     Returns
     -------
@@ -193,10 +193,11 @@ def minimize_lbfgs(
 def _preconditioned(fun, w0, precondition):
     """``fun`` of the variables ``v``, ``v0``, and ``last(fun, v, args)``.
 
-    ``last`` returns the largest entry of the gradient with respect to ``w``
-    at ``v``: from the latest evaluation if it was at ``v`` (as after every
-    L-BFGS iteration: the line search ends at the new iterate), else from a
-    new one (with ``fun`` given) or ``inf``.
+    ``last`` returns the largest entry of the gradients with respect to
+    ``w`` and to ``v`` (the larger of the two) at ``v``: from the latest
+    evaluation if it was at ``v`` (as after every L-BFGS iteration: the line
+    search ends at the new iterate), else from a new one (with ``fun``
+    given) or ``inf``.
     """
     cache = {"v": None, "gmax": np.inf}
 
@@ -204,10 +205,11 @@ def _preconditioned(fun, w0, precondition):
         if cache["v"] is not None and np.array_equal(cache["v"], v):
             return cache["f"], cache["gv"].copy()  # scipy's first call at v0
         f, g = fun(precondition.coef(v), *args)
+        gv = precondition.gradient(g)
         cache["v"] = np.array(v, copy=True)
-        cache["gmax"] = float(np.max(np.abs(g))) if g.size else 0.0
-        cache["f"], cache["gv"] = f, precondition.gradient(g)
-        return f, cache["gv"]
+        cache["gmax"] = max(float(np.max(np.abs(g))), float(np.max(np.abs(gv)))) if g.size else 0.0
+        cache["f"], cache["gv"] = f, gv
+        return f, gv
 
     def last(fun_of_v, v, args=()):
         if cache["v"] is not None and np.array_equal(cache["v"], v):

@@ -169,13 +169,33 @@ def test_the_gates():
     assert gram_preconditioner(tall, 3, True, 1e-3) is not None
     assert row_space_reduction(tall, 3, True) is None  # d < 2n
     # Many features: the d x d Gram would cost more than the iterations it saves.
+    # The diagonal only: each feature scaled by its standard deviation.
     wide_text = sp.random(2000, 20000, density=0.001, format="csr", random_state=0)
-    assert gram_preconditioner(wide_text, 5, True, 1e-3) is None
+    diag = gram_preconditioner(wide_text, 5, True, 1e-3)
+    assert diag.L is None
+    dense = wide_text.toarray()
+    np.testing.assert_allclose(diag.scale, np.sqrt(dense.var(axis=0) + 1e-3), rtol=1e-10)
+    np.testing.assert_allclose(diag.mean, dense.mean(axis=0), atol=1e-15)
     # ... and n^3 for the kernel too much as well: plain L-BFGS.
     assert row_space_reduction(wide_text, 5, True) is None
     small_wide = sp.random(50, 400, density=0.05, format="csr", random_state=0)
     assert row_space_reduction(small_wide, 5, True) is not None
     assert gram_preconditioner(tall[:, :1], 3, True, 1e-3) is None  # one feature
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_diagonal_preconditioner_is_weighted(fit_intercept):
+    X, rng = _data(60, 8, True, seed=8)
+    s = rng.integers(0, 4, 60).astype(float)
+    pre = GramPreconditioner(X, 2, fit_intercept, 0.02, s, diagonal=True)
+    # Repeating the rows s times gives the same scaling.
+    rep = sp.csr_matrix(np.repeat(X.toarray(), s.astype(int), axis=0))
+    same = GramPreconditioner(rep, 2, fit_intercept, 0.02, diagonal=True)
+    np.testing.assert_allclose(pre.scale, same.scale, rtol=1e-12)
+    v, dv, g = rng.standard_normal((3, 2 * (8 + int(fit_intercept))))
+    np.testing.assert_allclose(pre.variables(pre.coef(v)), v, atol=1e-12)
+    zero = pre.coef(np.zeros_like(v))
+    assert np.dot(pre.gradient(g), dv) == pytest.approx(np.dot(g, pre.coef(dv) - zero))
 
 
 def test_preconditioned_lbfgs_stops_on_the_original_gradient():
@@ -200,7 +220,8 @@ def test_preconditioned_lbfgs_stops_on_the_original_gradient():
     # Whitened: converged (in w's gradient) in a few iterations; plain L-BFGS
     # on the same problem runs out of its 1000 iterations above it.
     grad = lml.loss_gradient(w_pre, *args)[1]
-    assert np.max(np.abs(grad)) <= 1e-8
+    assert np.max(np.abs(grad)) <= 1e-8  # the gradient in w ...
+    assert np.max(np.abs(pre.gradient(grad))) <= 1e-8  # ... and in v
     assert it_pre < 20 < it_plain
     assert f_pre <= f_plain
     # Started at its own solution it stops at once, with 0 iterations.
