@@ -72,7 +72,36 @@ def test_multilabel_smoke(tmp_path):
 
     df = pd.read_csv(tmp_path / "multilabel.csv")
     assert set(df["protocol"]) == {"primary", "maxabs", "no-scaling", "extended-t", "fixed-C",
-                                   "converged", "softmax+top", "maxabs+extended-t"}
+                                   "converged", "softmax+top", "maxabs+extended-t",
+                                   "sparsemax-p0"}
+    # the proportion-rule variant tunes sparsemax's threshold, not its scale
+    p0 = df[(df["protocol"] == "sparsemax-p0") & (df["method"] == "sparsemax")]
+    assert set(p0["threshold_name"]) == {"p0"}
+    assert p0["micro_f1_threshold"].isin(bench_cfg_p0s()).all()
+    assert df["lrap"].between(0, 1).all()
+    assert "95% interval of the gap" in md
+
+
+def bench_cfg_p0s():
+    return set(_load("bench_multilabel.py").SMOKE["p0s"])
+
+
+def test_bootstrap_interval_of_the_gap():
+    bench = _load("bench_multilabel.py")
+    rng = np.random.default_rng(0)
+    Y = (rng.random((300, 5)) < 0.3).astype(int)
+    good = np.where(rng.random(Y.shape) < 0.9, Y, 1 - Y)
+    bad = np.where(rng.random(Y.shape) < 0.7, Y, 1 - Y)
+    ca, cb = bench.micro_counts(Y, good), bench.micro_counts(Y, bad)
+    # the counts give sklearn's micro-F1
+    from sklearn.metrics import f1_score
+    tp, fp, fn = ca.sum(axis=1)
+    assert 2 * tp / (2 * tp + fp + fn) == pytest.approx(f1_score(Y, good, average="micro"))
+    lo, hi = bench.bootstrap_gap(ca, cb)
+    gap = 100 * (f1_score(Y, good, average="micro") - f1_score(Y, bad, average="micro"))
+    assert lo < gap < hi and lo > 0  # a clear difference is resolved
+    lo0, hi0 = bench.bootstrap_gap(ca, ca)
+    assert lo0 == hi0 == 0.0  # a model against itself
 
 
 def test_multilabel_protocol_options():

@@ -134,9 +134,14 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     :math:`\operatorname{sparsemax}(z)` (``softmax(z)`` for
     ``loss="softmax"``); :meth:`predict` returns the indicator matrix of the
     labels in the support of :math:`\operatorname{sparsemax}(\text{scale}
-    \cdot z)` (never empty), or for ``loss="softmax"`` of the labels with
-    :math:`\operatorname{softmax}(z)_k > \text{threshold}` and always at
-    least the top-scoring label.
+    \cdot z)` (the paper's rule; never empty), or for ``loss="softmax"`` of
+    the labels with :math:`\operatorname{softmax}(z)_k > \text{threshold}`
+    and always at least the top-scoring label. A ``threshold`` with
+    ``loss="sparsemax"`` predicts the labels with
+    :math:`\operatorname{sparsemax}(\text{scale} \cdot z)_k >
+    \text{threshold}` (and the top-scoring label): the softmax baseline's
+    rule applied to sparsemax's proportions, which adapts the number of
+    labels to how confident the model is about a sample.
 
     Parameters
     ----------
@@ -150,9 +155,13 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         rule (the paper tunes :math:`t \in \{1, 1.5, \dots, 5\}`): larger
         values predict fewer labels. Used only with ``loss="sparsemax"``.
     threshold : float, default=None
-        The probability threshold :math:`p_0` of the softmax prediction rule
-        (the paper tunes :math:`p_0 \in \{1/K, \dots, 10/K\}`); None means
-        :math:`1/K` for :math:`K` labels. Used only with ``loss="softmax"``.
+        The proportion threshold :math:`p_0` of the prediction rule: a label
+        is predicted where its estimated proportion exceeds :math:`p_0`
+        (and the top-scoring label always). None means the paper's rules:
+        :math:`p_0 = 0` for ``loss="sparsemax"`` (the support of
+        :math:`\operatorname{sparsemax}(\text{scale} \cdot z)`) and
+        :math:`p_0 = 1/K` for ``loss="softmax"`` with :math:`K` labels (the
+        paper tunes :math:`p_0 \in \{1/K, \dots, 10/K\}` for softmax).
     fit_intercept : bool, default=True
         Whether to fit one (unpenalised) intercept per label.
     tol : float, default=1e-4
@@ -322,6 +331,8 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
             Zs -= Zs.max(axis=1, keepdims=True)
             tau, _ = sparsemax_threshold(Zs, axis=1)
             Zs -= tau[:, None]
+            if self.threshold:
+                Zs -= self.threshold
             return Zs
         threshold = 1.0 / Z.shape[1] if self.threshold is None else self.threshold
         with np.errstate(divide="ignore"):
@@ -338,13 +349,13 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         -------
         margins : ndarray of shape (n_samples, n_labels) or (n_samples,)
             With scores ``z = X @ coef_.T + intercept_``: for
-            ``loss="sparsemax"``, ``scale * z - tau(scale * z)``, the margin to
-            the sparsemax threshold, so that ``sparsemax(scale * z) =
+            ``loss="sparsemax"``, ``scale * z - tau(scale * z) - threshold``
+            (``threshold`` None counts as 0), the margin to the sparsemax
+            threshold, so that without ``threshold`` ``sparsemax(scale * z) =
             max(margins, 0)``; for ``loss="softmax"``,
             ``log(softmax(z)) - log(threshold)``. A label is predicted where
-            its margin is positive (and, for ``loss="softmax"``, the label of
-            largest margin always). Within a sample the margins order the
-            labels like the scores. When fitted on a 1-D ``y``: the scores,
+            its margin is positive (and the label of largest margin always).
+            Within a sample the margins order the labels like the scores. When fitted on a 1-D ``y``: the scores,
             or for two classes their difference, as for
             :class:`SparsemaxClassifier`.
         """
@@ -363,9 +374,11 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         -------
         Y_pred : ndarray of shape (n_samples, n_labels) or (n_samples,)
             Indicator matrix (int, 0/1) of the labels in the support of
-            ``sparsemax(scale * z)``, or for ``loss="softmax"`` of the labels
-            with ``softmax(z) > threshold`` plus the top-scoring label; that
-            is, of the labels with a positive :meth:`decision_function`. When
+            ``sparsemax(scale * z)`` (with ``threshold``: of the labels with
+            ``sparsemax(scale * z) > threshold``), or for ``loss="softmax"``
+            of the labels with ``softmax(z) > threshold``, plus the
+            top-scoring label; that is, of the labels with a positive
+            :meth:`decision_function`, and the label of largest margin. When
             fitted on a 1-D ``y``: the labels of highest score.
         """
         Z = self._raw_scores(X)
@@ -373,7 +386,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
             return self.classes_[np.argmax(Z, axis=1)]
         M = self._margins(Z)
         Y = M > 0
-        if self.loss == "softmax":
+        if self.loss == "softmax" or self.threshold:
             Y[np.arange(Z.shape[0]), np.argmax(Z, axis=1)] = True
         return Y.astype(np.int64)
 

@@ -14,6 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sksparsemax.linear_model import SparsemaxClassifier, SparsemaxMultiLabel
+from sksparsemax.transforms import sparsemax
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +147,32 @@ def test_scale_threshold_and_decision_function(mulan_like):
         expected = P > t
         expected[np.arange(len(P)), P.argmax(axis=1)] = True
         np.testing.assert_array_equal(soft.predict(X_test), expected.astype(int))
+
+
+def test_sparsemax_threshold_rule(mulan_like):
+    # The proportion rule on sparsemax: labels with sparsemax(scale z)_k > p0,
+    # plus the top label; checked against the mapping applied to raw scores.
+    X, Y, X_test, _ = mulan_like
+    clf = _fit_quiet(SparsemaxMultiLabel(), X, Y)
+    Z = X_test @ clf.coef_.T + clf.intercept_
+    support = clf.predict(X_test)
+    for scale in [1.0, 2.0]:
+        P = sparsemax(scale * Z, axis=1)
+        counts = []
+        for thr in [0.0, 0.1, 0.25, 0.6]:
+            clf.set_params(scale=scale, threshold=thr)
+            expected = P > thr
+            expected[np.arange(len(P)), Z.argmax(axis=1)] = True
+            Y_pred = clf.predict(X_test)
+            np.testing.assert_array_equal(Y_pred, expected.astype(int))
+            M = clf.decision_function(X_test)
+            np.testing.assert_allclose(np.maximum(M + thr, 0), P, atol=1e-12)
+            forced = Y_pred.astype(bool) & (M <= 0)
+            assert forced.sum(axis=1).max() <= 1  # at most the top label
+            counts.append(Y_pred.sum())
+        assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
+    clf.set_params(scale=1.0, threshold=0.0)
+    np.testing.assert_array_equal(clf.predict(X_test), support)
 
 
 def test_one_dimensional_y_is_multiclass(mulan_like):
