@@ -49,13 +49,15 @@ _COMMON_PARAMETERS = """C : float, default=1.0
         (every 10 iterations for 1, more often for larger values).
     solver : {"lbfgs", "newton-cg"}, default="lbfgs"
         The algorithm; both minimise the same objective (below).
-        ``"lbfgs"``: scipy's L-BFGS-B. ``"newton-cg"``: an inexact Newton
-        method, truncated conjugate gradients on Hessian-vector products of
-        the objective (the Jacobian of the mapping, a generalized Hessian for
-        the piecewise-smooth losses) with an Armijo line search; fewer,
-        costlier iterations and none of L-BFGS-B's per-coefficient
-        bookkeeping, often faster with many coefficients (sparse text data).
-        Like ``LogisticRegression(solver="newton-cg")``."""
+        ``"lbfgs"``: scipy's L-BFGS-B, on whitened coefficients (an exact
+        change of variables by the features' Gram matrix, its diagonal, or,
+        with twice as many features as samples, the row space of ``X``; see
+        the user guide's "Choosing the solver"). ``"newton-cg"``: an inexact
+        Newton method, truncated conjugate gradients on Hessian-vector
+        products of the objective (the Jacobian of the mapping, a generalized
+        Hessian for the piecewise-smooth losses) with an Armijo line search;
+        fewer, costlier iterations, no L-BFGS history (less memory on sparse
+        text data). Like ``LogisticRegression(solver="newton-cg")``."""
 
 _COMMON_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
         The class labels.
@@ -74,7 +76,9 @@ _COMMON_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
         names (pandas)."""
 
 _OBJECTIVE_NOTES = """The coefficients minimise, by L-BFGS (scipy's L-BFGS-B with
-    ``gtol=tol``, ``maxls=50``, ``ftol=64*eps``, as in scikit-learn) or by
+    ``maxls=50``, ``ftol=64*eps``, as in scikit-learn, stopping when the
+    gradient's largest entry is at most ``tol`` with respect to both the
+    coefficients and the whitened coefficients it works on) or by
     Newton-CG (``solver="newton-cg"``: stops when the gradient's largest
     entry is at most ``tol``; at most 200 CG products per Newton step),
 

@@ -176,11 +176,12 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         If positive, print the solver's iteration and objective to stderr.
     solver : {"lbfgs", "newton-cg"}, default="lbfgs"
         The algorithm; both minimise the same objective. ``"lbfgs"``:
-        scipy's L-BFGS-B. ``"newton-cg"``: inexact Newton, truncated
-        conjugate gradients on Hessian-vector products of the objective
-        (the generalized Hessian for sparsemax) with an Armijo line search;
-        none of L-BFGS-B's per-coefficient bookkeeping, often faster with
-        many coefficients (sparse features, many labels).
+        scipy's L-BFGS-B on whitened coefficients (an exact change of
+        variables; with twice as many features as samples, in the row space
+        of ``X``; see the user guide's "Choosing the solver").
+        ``"newton-cg"``: inexact Newton, truncated conjugate gradients on
+        Hessian-vector products of the objective (the generalized Hessian
+        for sparsemax) with an Armijo line search; no L-BFGS history.
 
     Attributes
     ----------
