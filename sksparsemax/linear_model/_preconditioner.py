@@ -25,7 +25,7 @@ stopping rule (the largest entry of the gradient with respect to the original
 of L-BFGS is.
 
 It costs one Gram matrix (:math:`n d^2` flops), one Cholesky factorisation
-(:math:`d^3/3`) and two triangular solves per evaluation (:math:`2Kd^2`,
+(:math:`d^3/3`) and two products with its inverse per evaluation (:math:`2Kd^2`,
 against :math:`4ndK` for the two products with ``X``), so the full matrix is
 only used where that is cheap next to the iterations it saves: a setup of at
 most :data:`MAX_SETUP_EVALUATIONS` evaluations (:func:`gram_preconditioner`).
@@ -72,7 +72,7 @@ def _weighted_gram(X, sample_weight):
     s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
     total = float(s.sum())
     if sp.issparse(X):
-        Xs = sp.diags(np.sqrt(s)) @ X.astype(np.float64)  # a copy of the nonzeros
+        Xs = sp.diags(np.sqrt(s)) @ X.astype(np.float64, copy=False)  # a copy of the nonzeros
         G = np.asarray((Xs.T @ Xs).todense())
         G /= total
         return G, np.asarray(s @ X).ravel() / total
@@ -96,7 +96,7 @@ def _weighted_moments(X, sample_weight):
     s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
     total = float(s.sum())
     if sp.issparse(X):
-        X64 = X.astype(np.float64)
+        X64 = X.astype(np.float64, copy=False)
         second = np.asarray(s @ X64.multiply(X64)).ravel()
         mean = np.asarray(s @ X64).ravel()
     else:
@@ -173,8 +173,13 @@ class GramPreconditioner:
             self.L = None
             self.scale = np.sqrt(diag)
         else:
-            # Lower Cholesky factor: L L^T = G + ridge I.
+            # Lower Cholesky factor: L L^T = G + ridge I, and its inverse
+            # (well conditioned thanks to the ridge): two small GEMMs per
+            # evaluation cost less than two triangular solves' overhead.
             self.L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
+            self.L_inv = solve_triangular(
+                self.L, np.eye(d), lower=True, check_finite=False
+            )
 
     def _split(self, flat):
         K, d = self.n_classes, self.n_features
@@ -187,13 +192,11 @@ class GramPreconditioner:
         V, c = self._split(v)
         w = np.empty_like(v)
         W, b = self._split(w)
-        # W = V L^{-1}  <=>  L^T W^T = V^T.
+        # W = V L^{-1}.
         if self.L is None:
             np.divide(V, self.scale, out=W)
         else:
-            W[...] = solve_triangular(
-                self.L, V.T, lower=True, trans="T", check_finite=False
-            ).T
+            np.matmul(V, self.L_inv, out=W)
         if self.fit_intercept:
             b[...] = c - W @ self.mean
         return w
@@ -224,11 +227,11 @@ class GramPreconditioner:
             gc[...] = gb
         else:
             R = gW
-        # g_V^T = L^{-1} R^T.
+        # g_V = R L^{-T}: the adjoint of V -> V L^{-1}.
         if self.L is None:
             np.divide(R, self.scale, out=gV)
         else:
-            gV[...] = solve_triangular(self.L, R.T, lower=True, check_finite=False).T
+            np.matmul(R, self.L_inv.T, out=gV)
         return out
 
 
