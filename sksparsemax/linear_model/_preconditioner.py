@@ -51,6 +51,11 @@ from scipy.linalg import LinAlgError, cholesky, eigh, solve_triangular
 MAX_SETUP_EVALUATIONS = 15
 
 
+#: The full preconditioner keeps two d x d float64 matrices (the Cholesky
+#: factor and its inverse); they may take at most as many entries as X
+#: (its nonzeros if sparse), or this many, whichever is larger (16 MiB).
+MAX_DENSE_ENTRIES = 2**21
+
 #: Rows per block of the weighted (or float32) Gram matrix: blocks of about
 #: 8 MB, so that no copy of X is made.
 _BLOCK_ENTRIES = 2**20
@@ -241,9 +246,11 @@ def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
     The full Gram matrix is used when it and its factorisation cost at most
     :data:`MAX_SETUP_EVALUATIONS` evaluations of the objective (dense:
     ``n d^2 + d^3 / 3`` against ``4 n d K`` flops each; sparse:
-    ``nnz^2 / n + d^3 / 3`` against ``4 nnz K``); otherwise (many features,
-    e.g. text) or if the factorisation fails, its diagonal: each feature
-    scaled by its standard deviation. None for a single feature.
+    ``nnz^2 / n + d^3 / 3`` against ``4 nnz K``) and its two ``d x d``
+    matrices take no more memory than ``X`` or :data:`MAX_DENSE_ENTRIES`
+    entries; otherwise (many features, e.g. text) or if the factorisation
+    fails, its diagonal: each feature scaled by its standard deviation. None
+    for a single feature.
     """
     n, d = X.shape
     if d < 2:
@@ -256,7 +263,9 @@ def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
     else:
         setup = n * d * d + d**3 / 3.0
         per_evaluation = 4.0 * n * d * n_classes
-    if setup <= MAX_SETUP_EVALUATIONS * per_evaluation:
+    size = float(X.nnz) if sp.issparse(X) else float(n) * d
+    small = 2.0 * d * d <= max(size, MAX_DENSE_ENTRIES)
+    if small and setup <= MAX_SETUP_EVALUATIONS * per_evaluation:
         try:
             return GramPreconditioner(X, n_classes, fit_intercept, l2, sample_weight)
         except (LinAlgError, ValueError):

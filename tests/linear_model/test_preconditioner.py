@@ -181,6 +181,16 @@ def test_the_gates():
     small_wide = sp.random(50, 400, density=0.05, format="csr", random_state=0)
     assert row_space_reduction(small_wide, 5, True) is not None
     assert gram_preconditioner(tall[:, :1], 3, True, 1e-3) is None  # one feature
+    # Memory: two d x d matrices at most the size of X (or 2**21 entries).
+    import sksparsemax.linear_model._preconditioner as module
+
+    saved = module.MAX_DENSE_ENTRIES
+    module.MAX_DENSE_ENTRIES = 0
+    try:
+        assert gram_preconditioner(tall, 3, True, 1e-3).L is not None  # 800 <= 10000
+        assert gram_preconditioner(tall[:10], 40, True, 1e-3).L is None  # 800 > 200
+    finally:
+        module.MAX_DENSE_ENTRIES = saved
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
