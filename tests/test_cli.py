@@ -81,6 +81,33 @@ def test_csv_multilabel(tmp_path):
     assert all(0 <= r["micro_f1"] <= 1 for r in records)
 
 
+@pytest.mark.parametrize("threads", [0, 1, 2])
+def test_threads_limit_the_fits(tmp_path, monkeypatch, threads):
+    from threadpoolctl import threadpool_info
+
+    import sksparsemax._cli as cli
+
+    seen = []
+    fit = cli._timed_fit
+
+    def spy(model, X, Y):
+        seen.append({p["num_threads"] for p in threadpool_info()})
+        return fit(model, X, Y)
+
+    monkeypatch.setattr(cli, "_timed_fit", spy)
+    path = tmp_path / "d.csv"
+    _write_csv(path)
+    before = {p["num_threads"] for p in threadpool_info()}
+    assert main(["--data", str(path), "--labels", "species", "--quick",
+                 "--threads", str(threads)]) == 0
+    assert len(seen) == 4
+    if threads == 0:
+        assert all(s == before for s in seen), (seen, before)
+    else:
+        assert all(max(s) <= threads for s in seen), seen
+    assert {p["num_threads"] for p in threadpool_info()} == before  # restored
+
+
 def test_arff_data(tmp_path):
     rng = np.random.default_rng(1)
     lines = ["@relation toy", "@attribute f1 numeric", "@attribute f2 numeric"]
@@ -102,6 +129,7 @@ def test_arff_data(tmp_path):
         (["--data", "{txt}"], "unknown file type"),
         (["--output", "table.xlsx"], "use a .csv or .json"),
         (["--data", "{bad_arff}"], "cannot load"),
+        (["--threads", "-1"], "--threads -1"),
     ],
 )
 def test_bad_input_gets_one_clear_line(tmp_path, capsys, argv, message):
