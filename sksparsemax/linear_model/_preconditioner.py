@@ -19,10 +19,8 @@ the Cholesky factor :math:`L L^\top = G + \lambda I` and
 
 the model-side quadratic form :math:`\tfrac1n\|X_c W^\top\|^2 +
 \lambda\|W\|^2` becomes :math:`\|V\|^2` (one row per class), and the
-intercepts decouple from the weights. The objective, its minimiser and the
-stopping rule (the largest entry of the gradient with respect to the original
-``(W, b)``, see :func:`._solver.minimize_lbfgs`) are unchanged: only the path
-of L-BFGS is.
+intercepts decouple from the weights. The objective and its minimiser are
+unchanged: only the path of L-BFGS is (and its stopping rule, below).
 
 It costs one Gram matrix (:math:`n d^2` flops), one Cholesky factorisation
 (:math:`d^3/3`) and two products with its inverse per evaluation (:math:`2Kd^2`,
@@ -61,6 +59,17 @@ MAX_DENSE_ENTRIES = 2**21
 _BLOCK_ENTRIES = 2**20
 
 
+def _row_blocks(X, s):
+    """Consecutive row blocks of dense ``X`` as float64 copies, with their weights.
+
+    Blocks of about :data:`_BLOCK_ENTRIES` entries, so that no full copy of
+    ``X`` is made.
+    """
+    step = max(1, _BLOCK_ENTRIES // max(X.shape[1], 1))
+    for start in range(0, X.shape[0], step):
+        yield X[start : start + step].astype(np.float64), s[start : start + step]
+
+
 def _weighted_gram(X, sample_weight):
     """``X^T S X / sum(s)`` and the weighted mean ``s^T X / sum(s)`` (float64).
 
@@ -83,10 +92,7 @@ def _weighted_gram(X, sample_weight):
         return G, np.asarray(s @ X).ravel() / total
     G = np.zeros((d, d))
     mean = np.zeros(d)
-    step = max(1, _BLOCK_ENTRIES // max(d, 1))
-    for start in range(0, n, step):
-        block = X[start : start + step].astype(np.float64)
-        sb = s[start : start + step]
+    for block, sb in _row_blocks(X, s):
         mean += sb @ block
         block *= np.sqrt(sb)[:, None]
         G += block.T @ block
@@ -107,10 +113,7 @@ def _weighted_moments(X, sample_weight):
     else:
         second = np.zeros(X.shape[1])
         mean = np.zeros(X.shape[1])
-        step = max(1, _BLOCK_ENTRIES // max(X.shape[1], 1))
-        for start in range(0, n, step):
-            block = X[start : start + step].astype(np.float64)
-            sb = s[start : start + step]
+        for block, sb in _row_blocks(X, s):
             mean += sb @ block
             second += sb @ (block * block)
     return second / total, mean / total

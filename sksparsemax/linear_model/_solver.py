@@ -127,7 +127,7 @@ def minimize_lbfgs(
     w0 = np.asarray(w0, dtype=np.float64)
     if precondition is not None:
         fun, w0, last = _preconditioned(fun, w0, precondition)
-        gtol = 0.0  # scipy would test the gradient in v: test it in w instead
+        gtol = 0.0  # scipy would test the gradient in v only: `last` tests both
         if last(fun, w0, args) <= tol:  # already converged (a warm start)
             value = fun(w0, *args)[0]
             return precondition.coef(w0), float(value), 0

@@ -6,19 +6,14 @@ from ..transforms import _backend, sparsemax_jvp, sparsemax_threshold
 from ..transforms._validation import raise_invalid_row
 from ._base import BaseLoss
 
-_fused = None  # the imported ._numba_kernels module, once needed
-
 
 def fused_kernels():
     """The compiled loss kernels if the numba backend is in effect, else None."""
-    global _fused
     if _backend.get_backend() != "numba":
         return None
-    if _fused is None:
-        from . import _numba_kernels
+    from . import _numba_kernels  # imports numba: only on this backend
 
-        _fused = _numba_kernels
-    return _fused
+    return _numba_kernels
 
 
 def sparsemax_conjugate(Zs, need_value=True):

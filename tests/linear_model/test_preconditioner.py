@@ -7,6 +7,7 @@ unchanged; the checks below use plain NumPy references and the independent
 objective of ``conftest.py``.
 """
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -105,19 +106,25 @@ def test_row_space_reduction_gives_the_same_objective(sparse, fit_intercept, wei
     np.testing.assert_allclose(red.reduce(w, lml, K), v, atol=1e-10)
 
 
-def _plain_fit_value(est, X, y):
-    """The objective reached by plain L-BFGS (no preconditioner, no reduction)."""
+@contextlib.contextmanager
+def _plain_lbfgs():
+    """Fits inside use plain L-BFGS: no preconditioner, no reduction."""
     import sksparsemax.linear_model._base as base
 
     saved = base.row_space_reduction, base.gram_preconditioner
     base.row_space_reduction = lambda *a, **k: None
     base.gram_preconditioner = lambda *a, **k: None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            plain = est.fit(X, y)
+        yield
     finally:
         base.row_space_reduction, base.gram_preconditioner = saved
+
+
+def _plain_fit_value(est, X, y):
+    """The coefficients reached by plain L-BFGS (no preconditioner, no reduction)."""
+    with _plain_lbfgs(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        plain = est.fit(X, y)
     return plain.coef_.copy(), plain.intercept_.copy()
 
 
@@ -150,15 +157,8 @@ def test_wide_multilabel_fit_matches_plain_lbfgs():
     Y[Y.sum(axis=1) == 0, 0] = 1
     s = rng.integers(1, 4, 25).astype(float)
     clf = SparsemaxMultiLabel(C=2.0, tol=1e-10, max_iter=5000).fit(X, Y, sample_weight=s)
-    import sksparsemax.linear_model._base as base
-
-    saved = base.row_space_reduction, base.gram_preconditioner
-    base.row_space_reduction = lambda *a, **k: None
-    base.gram_preconditioner = lambda *a, **k: None
-    try:
+    with _plain_lbfgs():
         plain = SparsemaxMultiLabel(C=2.0, tol=1e-10, max_iter=5000).fit(X, Y, sample_weight=s)
-    finally:
-        base.row_space_reduction, base.gram_preconditioner = saved
     np.testing.assert_allclose(clf.coef_, plain.coef_, atol=1e-4)
     np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X), atol=1e-4)
 
