@@ -11,8 +11,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..losses import BaseLoss
+from ..losses import BaseLoss, SparsemaxLoss
+from ..losses._sparsemax import fused_kernels, half_sq_norm
 from ..losses._targets import resolve_target
+
+# The one-pass kernel (numba backend, sparsemax loss, dense X) keeps the K x d
+# gradient in the CPU's caches: beyond this many coefficients BLAS is faster.
+MAX_FUSED_COEF = 2**14
 
 
 class LinearModelLoss:
@@ -76,6 +81,14 @@ class LinearModelLoss:
     scores (``loss_gradient(Z, target, out=Z)``): an iteration allocates no
     (n, K) temporary beyond that buffer. Other loss objects (duck typing:
     ``loss`` and ``loss_gradient`` of raw scores) get a new gradient array.
+
+    One-pass path: for :class:`~sksparsemax.losses.SparsemaxLoss` on the
+    numba backend, with dense C-contiguous ``X`` and at most
+    :data:`MAX_FUSED_COEF` weights, :meth:`loss_gradient` makes one pass over
+    the rows of ``X`` (:mod:`._numba_linear`): scores, loss and gradient
+    together, no (n, K) array at all, and no work for the rows whose loss
+    gradient is zero. It equals the other paths to rounding (float64 sums,
+    also for float32 ``X``).
     """
 
     def __init__(self, base_loss, fit_intercept):
@@ -210,6 +223,13 @@ class LinearModelLoss:
         """
         n_samples, n_features = X.shape
         weights, intercept = self.weight_intercept(coef, n_classes)
+        fused = self._fused_dense_kernel(X, n_classes)
+        if fused is not None:
+            result = self._fused_loss_gradient(
+                fused, coef, X, target, n_classes, sample_weight, l2_reg_strength
+            )
+            if result is not None:
+                return result
         if isinstance(self.base_loss, BaseLoss):
             Z = self._scores_into_buffer(weights, intercept, X)
             # The gradient overwrites the scores: no (n, K) temporary.
@@ -240,6 +260,68 @@ class LinearModelLoss:
             grad_w += l2_reg_strength * weights
         if self.fit_intercept:
             grad[n_w:] = G.sum(axis=0, dtype=np.float64)
+        return f, grad
+
+    def _fused_dense_kernel(self, X, n_classes):
+        """The compiled one-pass ``loss_gradient`` kernel for ``X``, or None.
+
+        Used for the sparsemax loss on the numba backend, with dense
+        C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights (see
+        :mod:`._numba_linear`); None otherwise (the BLAS path).
+        """
+        if (
+            type(self.base_loss) is not SparsemaxLoss
+            or not isinstance(X, np.ndarray)
+            or X.dtype not in (np.float32, np.float64)
+            or not X.flags.c_contiguous
+            or n_classes * X.shape[1] > MAX_FUSED_COEF
+            or fused_kernels() is None
+        ):
+            return None
+        from ._numba_linear import sparsemax_linear_loss_gradient
+
+        return sparsemax_linear_loss_gradient
+
+    def _fused_loss_gradient(
+        self, kernel, coef, X, target, n_classes, sample_weight, l2_reg_strength
+    ):
+        """:meth:`loss_gradient` by the one-pass ``kernel``; None on invalid scores.
+
+        On scores that are not valid (NaN, ``+inf``: an overflow) the BLAS
+        path, called next, raises the loss's error.
+        """
+        n_samples = X.shape[0]
+        weights, intercept = self.weight_intercept(coef, n_classes)
+        target = resolve_target(target, n_samples, n_classes, True)
+        if target.is_indices:
+            y = np.ascontiguousarray(target.indices, dtype=np.intp)
+            Q = np.empty((0, 0))
+            half = np.full(1, 0.5)
+        else:
+            y = np.empty(0, dtype=np.intp)
+            Q = np.ascontiguousarray(target.proba_as(np.float64))
+            half = np.ascontiguousarray(half_sq_norm(target), dtype=np.float64)
+        sw_sum = self._weights_sum(sample_weight, n_samples)
+        row_weights = (
+            np.empty(0)
+            if sample_weight is None
+            else np.ascontiguousarray(sample_weight, dtype=np.float64)
+        )
+        grad = np.empty_like(coef, dtype=np.float64)
+        n_w = n_classes * X.shape[1]
+        grad_W = grad[:n_w].reshape(n_classes, -1)
+        grad_b = grad[n_w:] if self.fit_intercept else np.empty(n_classes)
+        b = intercept if intercept is not None else np.zeros(n_classes)
+        value, bad = kernel(
+            X, np.ascontiguousarray(weights, dtype=np.float64),
+            np.ascontiguousarray(b, dtype=np.float64),
+            y, Q, half, row_weights, 1.0 / sw_sum, grad_W, grad_b,
+        )
+        if bad >= 0:
+            return None
+        f = float(value) + self._penalty(weights, l2_reg_strength)
+        if l2_reg_strength != 0:
+            grad_W += l2_reg_strength * weights
         return f, grad
 
     def _scores_into_buffer(self, weights, intercept, X):

@@ -42,7 +42,10 @@ are small (row-normalised text), the second alone when they are large.
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cholesky, eigh, solve_triangular
+from scipy.linalg import LinAlgError, cholesky, eigh
+from scipy.linalg.lapack import dtrtri
+
+from ..losses._sparsemax import fused_kernels
 
 #: The setup (Gram + Cholesky) may cost at most this many objective
 #: evaluations (two products of X with a (d, K) matrix each).
@@ -168,26 +171,37 @@ class GramPreconditioner:
         G, mean = _weighted_gram(X, sample_weight)
         if fit_intercept:
             self.mean = mean
-            G -= np.outer(mean, mean)
+            step = 64  # G -= mean mean^T in row blocks: no d x d temporary
+            for start in range(0, d, step):
+                G[start : start + step] -= np.outer(mean[start : start + step], mean)
         else:
             self.mean = None
         ridge = max(float(l2), 1e-10 * max(float(np.trace(G)) / d, 1e-300))
         G.flat[:: d + 1] += ridge
         diag = G.diagonal().copy()
-        off = G - np.diag(diag)
-        if np.max(np.abs(off)) <= 1e-8 * np.max(diag):
+        G.flat[:: d + 1] = 0.0  # the largest off-diagonal entry, no temporary
+        largest_off = max(float(G.max()), -float(G.min()))
+        G.flat[:: d + 1] = diag
+        if largest_off <= 1e-8 * np.max(diag):
             # A diagonal Gram (uncorrelated features, e.g. the reduced
             # features of RowSpaceReduction): L = diag(sqrt(G_jj)).
             self.L = None
             self.scale = np.sqrt(diag)
         else:
             # Lower Cholesky factor: L L^T = G + ridge I, and its inverse
-            # (well conditioned thanks to the ridge): two small GEMMs per
-            # evaluation cost less than two triangular solves' overhead.
+            # (well conditioned thanks to the ridge): two products with a
+            # triangular matrix per evaluation cost less than two
+            # triangular solves.
             self.L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
-            self.L_inv = solve_triangular(
-                self.L, np.eye(d), lower=True, check_finite=False
-            )
+            del G
+            # LAPACK's inverse of the upper factor L^T (Fortran order) is
+            # L^{-T}; its transpose is L^{-1} in C order, with no copy.
+            inv_upper, info = dtrtri(self.L.T, lower=0)
+            if info != 0:
+                raise LinAlgError("the Cholesky factor of the Gram matrix is singular")
+            self.L_inv = inv_upper.T
+            # The compiled triangular products (numba backend), or BLAS.
+            self._products = _triangular_products()
 
     def _split(self, flat):
         K, d = self.n_classes, self.n_features
@@ -203,6 +217,8 @@ class GramPreconditioner:
         # W = V L^{-1}.
         if self.L is None:
             np.divide(V, self.scale, out=W)
+        elif self._products is not None:
+            self._products.times_lower(V, self.L_inv, W)
         else:
             np.matmul(V, self.L_inv, out=W)
         if self.fit_intercept:
@@ -238,9 +254,20 @@ class GramPreconditioner:
         # g_V = R L^{-T}: the adjoint of V -> V L^{-1}.
         if self.L is None:
             np.divide(R, self.scale, out=gV)
+        elif self._products is not None:
+            self._products.times_lower_transposed(R, self.L_inv, gV)
         else:
             np.matmul(R, self.L_inv.T, out=gV)
         return out
+
+
+def _triangular_products():
+    """The compiled ``V @ T`` and ``R @ T.T`` (numba backend), or None (BLAS)."""
+    if fused_kernels() is None:
+        return None
+    from . import _numba_linear
+
+    return _numba_linear
 
 
 def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):

@@ -19,7 +19,7 @@ the scores themselves) is left untouched.
 import numpy as np
 from numba import njit
 
-from ..transforms._numba_kernels import _JIT, _row_max, sparsemax_row_threshold
+from ..transforms._numba_kernels import _JIT, _JIT_INLINE, _row_max, sparsemax_row_threshold
 
 
 @njit(**_JIT)
@@ -30,6 +30,42 @@ def _first_invalid_row(Z, zmax):
         if not ok:
             return i
     return -1
+
+
+@njit(**_JIT_INLINE)
+def sparsemax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, half_sq, buf, tau, out, oi):
+    """Sparsemax loss of row ``i`` of ``Z`` (maximum ``m``); ``p - q`` into ``out[oi]``.
+
+    The target row is ``y[qi]`` (class indices, ``use_indices``) or
+    ``Q[qi]``, with ``half_sq[qi]`` (or ``half_sq[0]``) its ``||q||^2 / 2``;
+    ``buf`` is float64 scratch of length K and ``tau`` a one-entry array of
+    the dtype of ``Z`` (the threshold is rounded to it, as in the NumPy
+    path). ``out[oi]`` may be ``Z[i]`` itself: each entry is read before it
+    is written. Returns the loss (float64).
+    """
+    K = Z.shape[1]
+    t, _ = sparsemax_row_threshold(Z, i, m, buf)
+    tau[0] = t
+    tt = tau[0]
+    if use_indices:
+        qz = Z[i, y[qi]] - m
+        half = half_sq[0]
+    else:
+        qz = 0.0
+        for j in range(K):
+            q = Q[qi, j]
+            if q != 0:
+                qz += q * (Z[i, j] - m)
+        half = half_sq[qi]
+    sq = 0.0
+    for j in range(K):
+        p = (Z[i, j] - m) - tt
+        p = p if p > 0 else 0
+        sq += p * p
+        out[oi, j] = p if use_indices else p - Q[qi, j]
+    if use_indices:
+        out[oi, y[qi]] -= 1
+    return (tt + 0.5 * sq) - qz + half
 
 
 @njit(**_JIT)
@@ -55,27 +91,7 @@ def sparsemax_loss_grad_rows(Z, y, Q, half_sq, out, losses, zmax):
     if bad >= 0:
         return bad
     for i in range(n):
-        m = zmax[i]
-        t, _ = sparsemax_row_threshold(Z, i, m, buf)
-        tau[0] = t  # rounded to the dtype of Z, as in the NumPy path
-        tt = tau[0]
-        if use_indices:
-            qz = Z[i, y[i]] - m
-            half = half_sq[0]
-        else:
-            qz = 0.0
-            for j in range(K):
-                q = Q[i, j]
-                if q != 0:
-                    qz += q * (Z[i, j] - m)
-            half = half_sq[i]
-        sq = 0.0
-        for j in range(K):
-            p = (Z[i, j] - m) - tt
-            p = p if p > 0 else 0
-            sq += p * p
-            out[i, j] = p if use_indices else p - Q[i, j]
-        if use_indices:
-            out[i, y[i]] -= 1
-        losses[i] = (tt + 0.5 * sq) - qz + half
+        losses[i] = sparsemax_row_loss_grad(
+            Z, i, zmax[i], use_indices, y, Q, i, half_sq, buf, tau, out, i
+        )
     return -1

@@ -28,9 +28,13 @@ import numpy as np
 from numba import njit
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
+# Row helpers called once per row by the kernels (and by the fused loss
+# kernels): inlined into their callers, a call per row costs as much as the
+# row's arithmetic for a few classes.
+_JIT_INLINE = dict(_JIT, inline="always")
 
 
-@njit(**_JIT)
+@njit(**_JIT_INLINE)
 def _row_max(Z, i, zmax):
     """Maximum of row ``i`` (dtype of ``Z``), also stored in ``zmax[i]``.
 
@@ -132,7 +136,7 @@ def _row_sum(A, i, stack, vals):
     return vals[0]
 
 
-@njit(**_JIT)
+@njit(**_JIT_INLINE)
 def sparsemax_row_threshold(Z, i, m, buf):
     """Sparsemax threshold of row ``i`` of ``Z`` (shifted units), Michelot's way.
 

@@ -81,7 +81,11 @@ def test_fast_path_equals_plain_path_call_after_call(loss, form, proportions):
         f_ref, g_ref = plain.loss_gradient(w, X, target, K, sw, 0.1)
         rtol = 1e-12 if X.dtype == np.float64 else 1e-6
         assert f == pytest.approx(f_ref, rel=rtol)
-        np.testing.assert_allclose(g, g_ref, rtol=rtol, atol=rtol * 1e-2)
+        # float32 products round each entry to about 1e-7 of the largest
+        # terms summed into it (the one-pass sparsemax kernel of the numba
+        # backend sums in float64): an absolute tolerance at that scale.
+        atol = rtol * (1e-2 if X.dtype == np.float64 else np.max(np.abs(g_ref)))
+        np.testing.assert_allclose(g, g_ref, rtol=rtol, atol=atol)
         assert g.dtype == np.float64 and g.shape == w.shape
 
 

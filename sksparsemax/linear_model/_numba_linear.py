@@ -1,0 +1,251 @@
+"""Compiled one-pass loss and gradient of a linear model (numba backend).
+
+Imported lazily, only when the numba backend is in effect (see
+:meth:`._linear_loss.LinearModelLoss.loss_gradient`). For dense ``X`` with few
+classes, BLAS computes ``X @ W.T`` and ``G.T @ X`` at a fraction of its peak
+speed (a GEMM with 6 columns runs no faster than 6 matrix-vector products),
+and the loss needs a third pass over the scores in between. The kernel here
+makes one pass over the rows of ``X``, four rows at a time: their scores
+(register-blocked dot products, 4 rows x 2 classes), their loss and loss
+gradient ``p - q`` (the row kernel of :mod:`sksparsemax.losses._numba_kernels`,
+the same arithmetic as :class:`~sksparsemax.losses.SparsemaxLoss`), and the
+outer products ``(p - q) x^T`` added into the gradient, skipping the rows whose
+loss gradient is zero (for sparsemax, every row whose prediction hits its
+target: often half of them). Sums of products are reassociated (like BLAS), so
+results agree with the NumPy path to rounding, not bit for bit; everything is
+accumulated in float64, also for float32 ``X`` (read as it is, never copied).
+"""
+
+import numpy as np
+from numba import njit
+
+from ..losses._numba_kernels import sparsemax_row_loss_grad
+from ..transforms._numba_kernels import _JIT, _row_max
+
+# The dot products and outer products may be reassociated and fused
+# (vectorised), as in BLAS; NaN and inf keep their IEEE meaning.
+_BLAS_LIKE = dict(_JIT, fastmath={"reassoc", "contract"}, boundscheck=False)
+
+# Rows per block: 4 rows x 2 classes of dot products share their loads.
+_ROWS = 4
+
+
+@njit(**_BLAS_LIKE)
+def _dot_block(A, i0, lo, hi, B, Zb):
+    """``Zb[r, k] = A[i0 + r, lo:hi] @ B[k, lo:hi]`` for the 4 rows ``r`` of a block."""
+    K = B.shape[0]
+    k = 0
+    while k + 1 < K:
+        s00 = s01 = s10 = s11 = s20 = s21 = s30 = s31 = 0.0
+        for j in range(lo, hi):
+            w0 = B[k, j]
+            w1 = B[k + 1, j]
+            x0 = A[i0, j]
+            x1 = A[i0 + 1, j]
+            x2 = A[i0 + 2, j]
+            x3 = A[i0 + 3, j]
+            s00 += x0 * w0
+            s01 += x0 * w1
+            s10 += x1 * w0
+            s11 += x1 * w1
+            s20 += x2 * w0
+            s21 += x2 * w1
+            s30 += x3 * w0
+            s31 += x3 * w1
+        Zb[0, k], Zb[0, k + 1] = s00, s01
+        Zb[1, k], Zb[1, k + 1] = s10, s11
+        Zb[2, k], Zb[2, k + 1] = s20, s21
+        Zb[3, k], Zb[3, k + 1] = s30, s31
+        k += 2
+    if k < K:
+        s0 = s1 = s2 = s3 = 0.0
+        for j in range(lo, hi):
+            w0 = B[k, j]
+            s0 += A[i0, j] * w0
+            s1 += A[i0 + 1, j] * w0
+            s2 += A[i0 + 2, j] * w0
+            s3 += A[i0 + 3, j] * w0
+        Zb[0, k] = s0
+        Zb[1, k] = s1
+        Zb[2, k] = s2
+        Zb[3, k] = s3
+
+
+@njit(**_BLAS_LIKE)
+def _dot_rows(A, i0, r, lo, hi, B, Zb):
+    """``Zb[rr, k] = A[i0 + rr, lo:hi] @ B[k, lo:hi]`` for ``rr < r`` (a short block)."""
+    K = B.shape[0]
+    for rr in range(r):
+        for k in range(K):
+            s = 0.0
+            for j in range(lo, hi):
+                s += A[i0 + rr, j] * B[k, j]
+            Zb[rr, k] = s
+
+
+@njit(**_BLAS_LIKE)
+def _add_outer_block(X, rows, Gp, d, grad_W):
+    """``grad_W[:, :d] += Gp.T @ X[rows, :d]`` for 4 rows (2 classes at a time)."""
+    K = grad_W.shape[0]
+    a0, a1, a2, a3 = rows[0], rows[1], rows[2], rows[3]
+    k = 0
+    while k + 1 < K:
+        g00, g10, g20, g30 = Gp[0, k], Gp[1, k], Gp[2, k], Gp[3, k]
+        g01, g11, g21, g31 = Gp[0, k + 1], Gp[1, k + 1], Gp[2, k + 1], Gp[3, k + 1]
+        for j in range(d):
+            x0 = X[a0, j]
+            x1 = X[a1, j]
+            x2 = X[a2, j]
+            x3 = X[a3, j]
+            grad_W[k, j] += (g00 * x0 + g10 * x1) + (g20 * x2 + g30 * x3)
+            grad_W[k + 1, j] += (g01 * x0 + g11 * x1) + (g21 * x2 + g31 * x3)
+        k += 2
+    if k < K:
+        g0, g1, g2, g3 = Gp[0, k], Gp[1, k], Gp[2, k], Gp[3, k]
+        for j in range(d):
+            grad_W[k, j] += (g0 * X[a0, j] + g1 * X[a1, j]) + (
+                g2 * X[a2, j] + g3 * X[a3, j]
+            )
+
+
+@njit(**_BLAS_LIKE)
+def _add_outer_rows(X, rows, Gp, p, d, grad_W):
+    """``grad_W[:, :d] += Gp[:p].T @ X[rows[:p], :d]`` for fewer than 4 rows."""
+    K = grad_W.shape[0]
+    for r in range(p):
+        a = rows[r]
+        for k in range(K):
+            g = Gp[r, k]
+            if g != 0:
+                for j in range(d):
+                    grad_W[k, j] += g * X[a, j]
+
+
+@njit(**_JIT)
+def sparsemax_linear_loss_gradient(
+    X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
+):
+    """Weighted sparsemax loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), C-contiguous, float64 or float32
+    W : ndarray of shape (K, d), C-contiguous float64
+    b : ndarray of shape (K,), float64 (zeros without an intercept)
+    y, Q, half_sq
+        The target, as for
+        :func:`sksparsemax.losses._numba_kernels.sparsemax_loss_grad_rows`
+        (class indices ``y`` when ``Q`` has no columns, else ``Q``).
+    weights : ndarray of shape (n,) or (0,), float64
+        Per-row weights (times ``scale``), or none (then every row has
+        weight ``scale``).
+    scale : float
+    grad_W : ndarray of shape (K, d), float64
+        Overwritten with ``sum_i c_i (p_i - q_i) x_i^T``, ``c_i`` the row
+        weights.
+    grad_b : ndarray of shape (K,), float64
+        Overwritten with ``sum_i c_i (p_i - q_i)``.
+
+    Returns
+    -------
+    value : float
+        ``sum_i c_i loss_i``.
+    bad_row : int
+        -1, or the first row whose scores are invalid (NaN, ``+inf``, all
+        ``-inf``); then the other results are meaningless and the caller
+        raises the library's error (from the NumPy path).
+    """
+    n, d = X.shape
+    K = W.shape[0]
+    use_indices = Q.shape[1] == 0
+    use_weights = weights.shape[0] > 0
+    Zb = np.empty((_ROWS, K), dtype=np.float64)
+    zmax = np.empty(_ROWS, dtype=np.float64)
+    buf = np.empty(K, dtype=np.float64)
+    tau = np.empty(1, dtype=np.float64)
+    Gp = np.empty((_ROWS, K), dtype=np.float64)  # pending rows' c_i (p_i - q_i)
+    rows = np.empty(_ROWS, dtype=np.int64)
+    pending = 0
+    grad_W[:, :] = 0.0
+    grad_b[:] = 0.0
+    total = 0.0
+    for i0 in range(0, n, _ROWS):
+        r = min(_ROWS, n - i0)
+        if r == _ROWS:
+            _dot_block(X, i0, 0, d, W, Zb)
+        else:
+            _dot_rows(X, i0, r, 0, d, W, Zb)
+        for rr in range(r):
+            i = i0 + rr
+            for k in range(K):
+                Zb[rr, k] += b[k]
+            m, ok = _row_max(Zb, rr, zmax)
+            if not ok:
+                return np.nan, i
+            loss = sparsemax_row_loss_grad(
+                Zb, rr, m, use_indices, y, Q, i, half_sq, buf, tau, Gp, pending
+            )
+            c = weights[i] * scale if use_weights else scale
+            total += c * loss
+            nonzero = False
+            for k in range(K):
+                g = c * Gp[pending, k]
+                Gp[pending, k] = g
+                grad_b[k] += g
+                nonzero |= g != 0
+            if nonzero:
+                rows[pending] = i
+                pending += 1
+                if pending == _ROWS:
+                    _add_outer_block(X, rows, Gp, d, grad_W)
+                    pending = 0
+    if pending:
+        _add_outer_rows(X, rows, Gp, pending, d, grad_W)
+    return total, -1
+
+
+@njit(**_JIT)
+def times_lower(V, T, out):
+    """``out = V @ T`` for a lower triangular ``T`` (d, d), skipping its zeros.
+
+    ``V`` and ``out`` have shape (K, d). With the transposed product
+    (:func:`times_lower_transposed`), the two products per evaluation of a
+    whitening change of variables (:class:`._preconditioner.GramPreconditioner`,
+    ``T`` the inverse Cholesky factor): with ``V`` of a few rows, BLAS runs
+    them far below its peak, and it does not skip the zeros.
+    """
+    d = T.shape[0]
+    K = V.shape[0]
+    Vb = np.empty((_ROWS, K), dtype=np.float64)
+    rows = np.empty(_ROWS, dtype=np.int64)
+    out[:, :] = 0.0
+    for r0 in range(0, d, _ROWS):
+        r = min(_ROWS, d - r0)
+        for rr in range(r):  # out += V[:, r0 + rr] T[r0 + rr, :r0 + r]
+            rows[rr] = r0 + rr
+            for k in range(K):
+                Vb[rr, k] = V[k, r0 + rr]
+        if r == _ROWS:
+            _add_outer_block(T, rows, Vb, r0 + r, out)
+        else:
+            _add_outer_rows(T, rows, Vb, r, r0 + r, out)
+
+
+@njit(**_JIT)
+def times_lower_transposed(R, T, out):
+    """``out = R @ T.T`` for a lower triangular ``T`` (d, d), skipping its zeros.
+
+    ``R`` and ``out`` have shape (K, d); see :func:`times_lower`.
+    """
+    d = T.shape[0]
+    K = R.shape[0]
+    Zb = np.empty((_ROWS, K), dtype=np.float64)
+    for r0 in range(0, d, _ROWS):
+        r = min(_ROWS, d - r0)
+        if r == _ROWS:
+            _dot_block(T, r0, 0, r0 + r, R, Zb)
+        else:
+            _dot_rows(T, r0, r, 0, r0 + r, R, Zb)
+        for rr in range(r):
+            for k in range(K):
+                out[k, r0 + rr] = Zb[rr, k]
