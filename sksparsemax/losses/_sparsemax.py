@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..transforms import _backend, sparsemax_jvp, sparsemax_threshold
+from ..transforms._sparsemax import shifted_sparsemax_threshold
 from ..transforms._validation import raise_invalid_row
 from ._base import BaseLoss
 
@@ -37,9 +38,9 @@ def sparsemax_conjugate_inplace(Zs):
     """Overwrite the shifted scores ``Zs`` with ``sparsemax(Zs)``; return phi.
 
     The same arithmetic as :func:`sparsemax_conjugate`, without the (n, K)
-    output array.
+    output array (nor a shifted copy for the threshold).
     """
-    tau, _ = sparsemax_threshold(Zs, axis=1)
+    tau = shifted_sparsemax_threshold(Zs)
     Zs -= tau[:, None]
     np.maximum(Zs, 0, out=Zs)
     return tau + 0.5 * np.einsum("ij,ij->i", Zs, Zs)

@@ -164,6 +164,32 @@ def _sparsemax_compiled(kern, Z, shape, name, write_out):
     return (P if write_out else None), zmax.reshape(-1, 1), tau, size
 
 
+#: Entries per row block of :func:`shifted_sparsemax_threshold` (1 MiB of float64).
+_THRESHOLD_BLOCK_ENTRIES = 2**17
+
+
+def shifted_sparsemax_threshold(Zs):
+    """Thresholds of rows already validated and shifted to a maximum of 0.
+
+    For the losses, which shift their scores themselves: no copy of ``Zs``
+    (n, K), C-contiguous, which may be modified in place (entries below -1
+    raised to -2, which changes no result). Returns ``tau`` (n,) in the
+    shifted units.
+    """
+    if _backend.kernels() is not None:
+        return sparsemax_threshold(Zs, axis=1)[0]
+    # In row blocks: the NumPy iteration's temporaries (a mask, the active
+    # rows) then take a block's size, not the size of Zs.
+    n, K = Zs.shape
+    step = max(1, _THRESHOLD_BLOCK_ENTRIES // max(K, 1))
+    if n <= step:
+        return _simplex_threshold(Zs)[0]
+    tau = np.empty(n, dtype=Zs.dtype)
+    for start in range(0, n, step):
+        tau[start : start + step] = _simplex_threshold(Zs[start : start + step])[0]
+    return tau
+
+
 def _sparsemax_rows(z, axis, name="z", write_out=True):
     """Sparsemax of ``z`` viewed as rows.
 

@@ -8,6 +8,7 @@
 * the fit starts at the intercept-only optimum (centred).
 """
 
+import importlib.util
 import tracemalloc
 import warnings
 
@@ -89,18 +90,21 @@ def test_fast_path_equals_plain_path_call_after_call(loss, form, proportions):
         assert g.dtype == np.float64 and g.shape == w.shape
 
 
+_BACKENDS = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
+
+
+@pytest.mark.parametrize("name", _BACKENDS)
 @pytest.mark.parametrize("loss", [SoftmaxLoss(), SparsemaxLoss()], ids=repr)
-def test_fast_path_allocates_no_score_sized_array(loss):
-    """After the first call only (n,)- and (K, d)-sized arrays are allocated."""
+def test_fast_path_allocates_no_score_sized_array(loss, name):
+    """After the first call only (n,)- and (K, d)-sized arrays are allocated
+    (and, for the NumPy sparsemax threshold, row blocks of at most 1 MiB)."""
     rng = np.random.default_rng(0)
-    n, d, K = 20000, 5, 10
+    n, d, K = 50000, 5, 40
     X = rng.normal(size=(n, d))
     target = check_target(rng.integers(0, K, size=n), n, K)
     lml = LinearModelLoss(loss, True)
     w = rng.normal(size=lml.n_coef(K, d))
-    with transforms.backend("numba" if transforms.get_backend() == "numba" else "numpy"):
-        if transforms.get_backend() != "numba" and isinstance(loss, SparsemaxLoss):
-            pytest.skip("the NumPy backend's sparsemax threshold works on a copy")
+    with transforms.backend(name):
         lml.loss_gradient(w, X, target, K, None, 0.1)  # allocates the buffer
         tracemalloc.start()
         lml.loss_gradient(w, X, target, K, None, 0.1)
@@ -108,6 +112,23 @@ def test_fast_path_allocates_no_score_sized_array(loss):
         tracemalloc.stop()
     score_array = n * K * 8
     assert peak < 0.6 * score_array, (peak, score_array)
+
+
+def test_numpy_sparsemax_threshold_in_row_blocks(monkeypatch):
+    """The NumPy threshold of the losses, in row blocks, equals the unblocked one."""
+    from sksparsemax.transforms import _sparsemax as module
+
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(103, 7)) * 3
+    Z[::5, 2] = -np.inf  # masks
+    for K_block in (7, 21, 700):  # one row, 3 rows, all rows per block
+        monkeypatch.setattr(module, "_THRESHOLD_BLOCK_ENTRIES", K_block)
+        with transforms.backend("numpy"):
+            Zs = Z - Z.max(axis=1, keepdims=True)
+            tau = module.shifted_sparsemax_threshold(Zs)
+        P = np.maximum(Z - Z.max(axis=1, keepdims=True) - tau[:, None], 0)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+        np.testing.assert_allclose(P, transforms.sparsemax(Z, axis=1), atol=1e-15)
 
 
 def _sparse_with_empty_columns(seed=0, n=80, d=40, K=3):
