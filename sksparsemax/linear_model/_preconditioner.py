@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, eigh
 from scipy.linalg.lapack import dtrtri
 
-from ..losses._sparsemax import fused_kernels
+from ..transforms import get_backend
 
 #: The setup (Gram + Cholesky) may cost at most this many objective
 #: evaluations (two products of X with a (d, K) matrix each).
@@ -263,7 +263,7 @@ class GramPreconditioner:
 
 def _triangular_products():
     """The compiled ``V @ T`` and ``R @ T.T`` (numba backend), or None (BLAS)."""
-    if fused_kernels() is None:
+    if get_backend() != "numba":
         return None
     from . import _numba_linear
 
