@@ -11,13 +11,19 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..losses import BaseLoss, SparsemaxLoss
-from ..losses._sparsemax import fused_kernels, half_sq_norm
+from ..losses import BaseLoss, SoftmaxLoss, SparsemaxLoss
+from ..losses._sparsemax import half_sq_norm
 from ..losses._targets import resolve_target
+from ..transforms import get_backend
 
-# The one-pass kernel (numba backend, sparsemax loss, dense X) keeps the K x d
-# gradient in the CPU's caches: beyond this many coefficients BLAS is faster.
+# The one-pass kernel (numba backend, dense X) keeps the K x d gradient in the
+# CPU's caches: beyond this many coefficients BLAS is faster.
 MAX_FUSED_COEF = 2**14
+
+# The losses of the one-pass kernel, with its codes (SPARSEMAX and SOFTMAX of
+# ._numba_linear, repeated here so that numba is only imported when used).
+_SPARSEMAX, _SOFTMAX = 0, 1
+_FUSED_LOSSES = {SparsemaxLoss: _SPARSEMAX, SoftmaxLoss: _SOFTMAX}
 
 
 class LinearModelLoss:
@@ -82,13 +88,14 @@ class LinearModelLoss:
     (n, K) temporary beyond that buffer. Other loss objects (duck typing:
     ``loss`` and ``loss_gradient`` of raw scores) get a new gradient array.
 
-    One-pass path: for :class:`~sksparsemax.losses.SparsemaxLoss` on the
-    numba backend, with dense C-contiguous ``X`` and at most
-    :data:`MAX_FUSED_COEF` weights, :meth:`loss_gradient` makes one pass over
-    the rows of ``X`` (:mod:`._numba_linear`): scores, loss and gradient
-    together, no (n, K) array at all, and no work for the rows whose loss
-    gradient is zero. It equals the other paths to rounding (float64 sums,
-    also for float32 ``X``).
+    One-pass path: for :class:`~sksparsemax.losses.SparsemaxLoss` and
+    :class:`~sksparsemax.losses.SoftmaxLoss` on the numba backend, with
+    dense C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights,
+    :meth:`loss_gradient` makes one pass over the rows of ``X``
+    (:mod:`._numba_linear`): scores, loss and gradient together, no (n, K)
+    array at all, and (sparsemax) no work for the rows whose loss gradient
+    is zero. It equals the other paths to rounding (float64 sums, also for
+    float32 ``X``).
     """
 
     def __init__(self, base_loss, fit_intercept):
@@ -263,29 +270,30 @@ class LinearModelLoss:
         return f, grad
 
     def _fused_dense_kernel(self, X, n_classes):
-        """The compiled one-pass ``loss_gradient`` kernel for ``X``, or None.
+        """The loss code of the compiled one-pass ``loss_gradient``, or None.
 
-        Used for the sparsemax loss on the numba backend, with dense
-        C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights (see
-        :mod:`._numba_linear`); None otherwise (the BLAS path).
+        Used for the sparsemax and softmax losses on the numba backend, with
+        dense C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights
+        (see :mod:`._numba_linear`); None otherwise (the BLAS path).
         """
+        kind = _FUSED_LOSSES.get(type(self.base_loss))
         if (
-            type(self.base_loss) is not SparsemaxLoss
+            kind is None
             or not isinstance(X, np.ndarray)
             or X.dtype not in (np.float32, np.float64)
             or not X.flags.c_contiguous
             or n_classes * X.shape[1] > MAX_FUSED_COEF
-            or fused_kernels() is None
+            or get_backend() != "numba"
         ):
             return None
-        from ._numba_linear import sparsemax_linear_loss_gradient
-
-        return sparsemax_linear_loss_gradient
+        return kind
 
     def _fused_loss_gradient(
-        self, kernel, coef, X, target, n_classes, sample_weight, l2_reg_strength
+        self, kind, coef, X, target, n_classes, sample_weight, l2_reg_strength
     ):
-        """:meth:`loss_gradient` by the one-pass ``kernel``; None on invalid scores.
+        """:meth:`loss_gradient` by the one-pass kernel for the loss ``kind``.
+
+        Returns None on invalid scores.
 
         On scores that are not valid (NaN, ``+inf``: an overflow) the BLAS
         path, called next, raises the loss's error.
@@ -300,7 +308,10 @@ class LinearModelLoss:
         else:
             y = np.empty(0, dtype=np.intp)
             Q = np.ascontiguousarray(target.proba_as(np.float64))
-            half = np.ascontiguousarray(half_sq_norm(target), dtype=np.float64)
+            half = (
+                np.ascontiguousarray(half_sq_norm(target), dtype=np.float64)
+                if kind == _SPARSEMAX else np.empty(0)
+            )
         sw_sum = self._weights_sum(sample_weight, n_samples)
         row_weights = (
             np.empty(0)
@@ -312,8 +323,10 @@ class LinearModelLoss:
         grad_W = grad[:n_w].reshape(n_classes, -1)
         grad_b = grad[n_w:] if self.fit_intercept else np.empty(n_classes)
         b = intercept if intercept is not None else np.zeros(n_classes)
-        value, bad = kernel(
-            X, np.ascontiguousarray(weights, dtype=np.float64),
+        from ._numba_linear import linear_loss_gradient
+
+        value, bad = linear_loss_gradient(
+            kind, X, np.ascontiguousarray(weights, dtype=np.float64),
             np.ascontiguousarray(b, dtype=np.float64),
             y, Q, half, row_weights, 1.0 / sw_sum, grad_W, grad_b,
         )

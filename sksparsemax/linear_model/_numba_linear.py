@@ -19,7 +19,7 @@ accumulated in float64, also for float32 ``X`` (read as it is, never copied).
 import numpy as np
 from numba import njit
 
-from ..losses._numba_kernels import sparsemax_row_loss_grad
+from ..losses._numba_kernels import softmax_row_loss_grad, sparsemax_row_loss_grad
 from ..transforms._numba_kernels import _JIT, _row_max
 
 # The dot products and outer products may be reassociated and fused
@@ -121,21 +121,30 @@ def _add_outer_rows(X, rows, Gp, p, d, grad_W):
                     grad_W[k, j] += g * X[a, j]
 
 
+#: The losses of :func:`linear_loss_gradient` (its ``loss`` argument).
+SPARSEMAX, SOFTMAX = 0, 1
+
+
 @njit(**_JIT)
-def sparsemax_linear_loss_gradient(
-    X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
+def linear_loss_gradient(
+    loss, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
 ):
-    """Weighted sparsemax loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
+    """Weighted loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
 
     Parameters
     ----------
+    loss : int
+        :data:`SPARSEMAX` (the sparsemax loss) or :data:`SOFTMAX` (softmax
+        cross-entropy), computed by the row kernels of
+        :mod:`sksparsemax.losses._numba_kernels`.
     X : ndarray of shape (n, d), C-contiguous, float64 or float32
     W : ndarray of shape (K, d), C-contiguous float64
     b : ndarray of shape (K,), float64 (zeros without an intercept)
     y, Q, half_sq
         The target, as for
         :func:`sksparsemax.losses._numba_kernels.sparsemax_loss_grad_rows`
-        (class indices ``y`` when ``Q`` has no columns, else ``Q``).
+        (class indices ``y`` when ``Q`` has no columns, else ``Q``);
+        ``half_sq`` is only read for the sparsemax loss.
     weights : ndarray of shape (n,) or (0,), float64
         Per-row weights (times ``scale``), or none (then every row has
         weight ``scale``).
@@ -182,11 +191,14 @@ def sparsemax_linear_loss_gradient(
             m, ok = _row_max(Zb, rr, zmax)
             if not ok:
                 return np.nan, i
-            loss = sparsemax_row_loss_grad(
-                Zb, rr, m, use_indices, y, Q, i, half_sq, buf, tau, Gp, pending
-            )
+            if loss == SPARSEMAX:
+                value = sparsemax_row_loss_grad(
+                    Zb, rr, m, use_indices, y, Q, i, half_sq, buf, tau, Gp, pending
+                )
+            else:
+                value = softmax_row_loss_grad(Zb, rr, m, use_indices, y, Q, i, Gp, pending)
             c = weights[i] * scale if use_weights else scale
-            total += c * loss
+            total += c * value
             nonzero = False
             for k in range(K):
                 g = c * Gp[pending, k]

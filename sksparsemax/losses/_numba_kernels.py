@@ -68,6 +68,37 @@ def sparsemax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, half_sq, buf, tau, o
     return (tt + 0.5 * sq) - qz + half
 
 
+@njit(**_JIT_INLINE)
+def softmax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, out, oi):
+    """Softmax cross-entropy of row ``i`` of ``Z`` (maximum ``m``); ``p - q`` into ``out[oi]``.
+
+    ``log sum exp(z - m) - q^T (z - m)`` with the target row ``y[qi]`` or
+    ``Q[qi]`` (see :func:`sparsemax_row_loss_grad`; a ``-inf`` score counts
+    0 in ``q^T z`` where ``q = 0``), the same arithmetic as the NumPy path.
+    ``out[oi]`` may be ``Z[i]`` itself. Returns the loss (float64).
+    """
+    K = Z.shape[1]
+    if use_indices:
+        qz = Z[i, y[qi]] - m
+    else:
+        qz = 0.0
+        for j in range(K):
+            q = Q[qi, j]
+            if q != 0:
+                qz += q * (Z[i, j] - m)
+    s = 0.0
+    for j in range(K):
+        e = np.exp(Z[i, j] - m)
+        out[oi, j] = e
+        s += e
+    for j in range(K):
+        p = out[oi, j] / s
+        out[oi, j] = p if use_indices else p - Q[qi, j]
+    if use_indices:
+        out[oi, y[qi]] -= 1
+    return np.log(s) - qz
+
+
 @njit(**_JIT)
 def sparsemax_loss_grad_rows(Z, y, Q, half_sq, out, losses, zmax):
     """Sparsemax loss and gradient of every row, one pass per row.

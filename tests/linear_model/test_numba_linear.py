@@ -1,8 +1,9 @@
 """The compiled one-pass linear kernels (numba backend) against references.
 
-* ``LinearModelLoss.loss_gradient`` through the one-pass sparsemax kernel
-  equals the objective of ``conftest.objective`` (plain NumPy, sorted
-  closed-form sparsemax, its own packing) for every shape class of the
+* ``LinearModelLoss.loss_gradient`` through the one-pass kernel (sparsemax
+  and softmax losses) equals the objective of ``conftest.objective`` (plain
+  NumPy, sorted closed-form sparsemax, max-shifted log-sum-exp, its own
+  packing) for every shape class of the
   kernel: rows not a multiple of its block of 4, an odd number of classes,
   one feature, weights (some zero), both target kinds, with and without
   intercept, float32 and float64 data;
@@ -27,7 +28,12 @@ from sksparsemax.linear_model._numba_linear import (  # noqa: E402
     times_lower_transposed,
 )
 from sksparsemax.linear_model._preconditioner import GramPreconditioner  # noqa: E402
-from sksparsemax.losses import SoftmaxLoss, SparsemaxLoss, check_target  # noqa: E402
+from sksparsemax.losses import (  # noqa: E402
+    EntmaxLoss,
+    SoftmaxLoss,
+    SparsemaxLoss,
+    check_target,
+)
 from sksparsemax.transforms import backend  # noqa: E402
 
 
@@ -49,21 +55,25 @@ def _problem(n, d, K, proportions, weighted, seed=0):
     return X, raw, sw
 
 
+LOSSES = [(SparsemaxLoss, "sparsemax_loss_grad"), (SoftmaxLoss, "softmax_loss_grad")]
+
+
+@pytest.mark.parametrize("loss, reference", LOSSES, ids=["sparsemax", "softmax"])
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 38])
 @pytest.mark.parametrize("d, K", [(1, 2), (7, 3), (6, 4), (5, 5)])
 @pytest.mark.parametrize("proportions", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_one_pass_kernel_equals_reference_objective(
-    ref, n, d, K, proportions, weighted, fit_intercept
+    ref, loss, reference, n, d, K, proportions, weighted, fit_intercept
 ):
     X, raw, sw = _problem(n, d, K, proportions, weighted, seed=n + d + K)
     C = 0.7
     target = check_target(raw, n, K)
-    lml = LinearModelLoss(SparsemaxLoss(), fit_intercept)
+    lml = LinearModelLoss(loss(), fit_intercept)
     rng = np.random.default_rng(1)
     f_ref = ref.objective(
-        ref.sparsemax_loss_grad, X, raw, K, C, sample_weight=sw,
+        getattr(ref, reference), X, raw, K, C, sample_weight=sw,
         fit_intercept=fit_intercept,
     )
     l2 = 1.0 / (C * (n if sw is None else sw.sum()))
@@ -82,14 +92,15 @@ def test_one_pass_kernel_equals_reference_objective(
                 np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.parametrize("loss", [SparsemaxLoss, SoftmaxLoss], ids=repr)
 @pytest.mark.parametrize("proportions", [False, True])
-def test_one_pass_kernel_float32_sums_in_float64(proportions):
+def test_one_pass_kernel_float32_sums_in_float64(loss, proportions):
     """float32 X is read as it is and summed in float64: equal, to float64
     rounding, to the float64 path on the same (exactly representable) data."""
     X, raw, sw = _problem(53, 9, 5, proportions, True, seed=4)
     X32 = X.astype(np.float32)
     target = check_target(raw, 53, 5)
-    lml = LinearModelLoss(SparsemaxLoss(), True)
+    lml = LinearModelLoss(loss(), True)
     w = np.random.default_rng(2).normal(size=lml.n_coef(5, 9))
     with backend("numba"):
         assert lml._fused_dense_kernel(X32, 5) is not None
@@ -101,10 +112,11 @@ def test_one_pass_kernel_float32_sums_in_float64(proportions):
     np.testing.assert_allclose(g32, g64, rtol=1e-10, atol=1e-14)
 
 
-def test_one_pass_kernel_overflow_raises_the_loss_error():
+@pytest.mark.parametrize("loss", [SparsemaxLoss, SoftmaxLoss], ids=repr)
+def test_one_pass_kernel_overflow_raises_the_loss_error(loss):
     X, raw, _ = _problem(9, 3, 3, False, False)
     target = check_target(raw, 9, 3)
-    lml = LinearModelLoss(SparsemaxLoss(), True)
+    lml = LinearModelLoss(loss(), True)
     w = np.full(lml.n_coef(3, 3), 1e308)
     messages = []
     for name in ("numba", "numpy"):
@@ -122,7 +134,8 @@ def test_one_pass_kernel_gate(monkeypatch):
         assert sparsemax._fused_dense_kernel(X, 4) is not None
         assert sparsemax._fused_dense_kernel(sp.csr_matrix(X), 4) is None
         assert sparsemax._fused_dense_kernel(np.asfortranarray(X), 4) is None
-        assert LinearModelLoss(SoftmaxLoss(), True)._fused_dense_kernel(X, 4) is None
+        assert LinearModelLoss(SoftmaxLoss(), True)._fused_dense_kernel(X, 4) is not None
+        assert LinearModelLoss(EntmaxLoss(1.5), True)._fused_dense_kernel(X, 4) is None
         monkeypatch.setattr(_linear_loss, "MAX_FUSED_COEF", 23)
         assert sparsemax._fused_dense_kernel(X, 4) is None  # 24 weights
     with backend("numpy"):
@@ -132,8 +145,9 @@ def test_one_pass_kernel_gate(monkeypatch):
 @pytest.mark.parametrize(
     "est",
     [SparsemaxClassifier(tol=1e-10, max_iter=2000),
-     SparsemaxMultiLabel(tol=1e-10, max_iter=2000)],
-    ids=lambda e: type(e).__name__,
+     SparsemaxMultiLabel(tol=1e-10, max_iter=2000),
+     SparsemaxMultiLabel(loss="softmax", tol=1e-10, max_iter=2000)],
+    ids=["SparsemaxClassifier", "SparsemaxMultiLabel", "SparsemaxMultiLabel-softmax"],
 )
 def test_fits_agree_on_both_backends(est):
     rng = np.random.default_rng(5)
