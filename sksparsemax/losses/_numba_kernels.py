@@ -33,6 +33,20 @@ def _first_invalid_row(Z, zmax):
 
 
 @njit(**_JIT_INLINE)
+def _target_dot(Z, i, m, use_indices, y, Q, qi):
+    """``q^T (z - m)`` of row ``i`` of ``Z`` with the target row ``y[qi]`` or
+    ``Q[qi]``; a ``-inf`` score counts 0 where ``q = 0``."""
+    if use_indices:
+        return Z[i, y[qi]] - m
+    qz = 0.0
+    for j in range(Z.shape[1]):
+        q = Q[qi, j]
+        if q != 0:
+            qz += q * (Z[i, j] - m)
+    return qz
+
+
+@njit(**_JIT_INLINE)
 def sparsemax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, half_sq, buf, tau, out, oi):
     """Sparsemax loss of row ``i`` of ``Z`` (maximum ``m``); ``p - q`` into ``out[oi]``.
 
@@ -47,16 +61,8 @@ def sparsemax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, half_sq, buf, tau, o
     t, _ = sparsemax_row_threshold(Z, i, m, buf)
     tau[0] = t
     tt = tau[0]
-    if use_indices:
-        qz = Z[i, y[qi]] - m
-        half = half_sq[0]
-    else:
-        qz = 0.0
-        for j in range(K):
-            q = Q[qi, j]
-            if q != 0:
-                qz += q * (Z[i, j] - m)
-        half = half_sq[qi]
+    qz = _target_dot(Z, i, m, use_indices, y, Q, qi)
+    half = half_sq[0] if use_indices else half_sq[qi]
     sq = 0.0
     for j in range(K):
         p = (Z[i, j] - m) - tt
@@ -78,14 +84,7 @@ def softmax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, out, oi):
     ``out[oi]`` may be ``Z[i]`` itself. Returns the loss (float64).
     """
     K = Z.shape[1]
-    if use_indices:
-        qz = Z[i, y[qi]] - m
-    else:
-        qz = 0.0
-        for j in range(K):
-            q = Q[qi, j]
-            if q != 0:
-                qz += q * (Z[i, j] - m)
+    qz = _target_dot(Z, i, m, use_indices, y, Q, qi)
     s = 0.0
     for j in range(K):
         e = np.exp(Z[i, j] - m)
