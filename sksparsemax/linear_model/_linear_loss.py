@@ -323,10 +323,10 @@ class LinearModelLoss:
         grad_W = grad[:n_w].reshape(n_classes, -1)
         grad_b = grad[n_w:] if self.fit_intercept else np.empty(n_classes)
         b = intercept if intercept is not None else np.zeros(n_classes)
-        from ._numba_linear import linear_loss_gradient
+        from ._numba_linear import KERNELS
 
-        value, bad = linear_loss_gradient(
-            kind, X, np.ascontiguousarray(weights, dtype=np.float64),
+        value, bad = KERNELS[kind](
+            X, np.ascontiguousarray(weights, dtype=np.float64),
             np.ascontiguousarray(b, dtype=np.float64),
             y, Q, half, row_weights, 1.0 / sw_sum, grad_W, grad_b,
         )

@@ -7,11 +7,12 @@ speed (a GEMM with 6 columns runs no faster than 6 matrix-vector products),
 and the loss needs a third pass over the scores in between. The kernel here
 makes one pass over the rows of ``X``, four rows at a time: their scores
 (register-blocked dot products, 4 rows x 2 classes), their loss and loss
-gradient ``p - q`` (the row kernel of :mod:`sksparsemax.losses._numba_kernels`,
-the same arithmetic as :class:`~sksparsemax.losses.SparsemaxLoss`), and the
-outer products ``(p - q) x^T`` added into the gradient, skipping the rows whose
-loss gradient is zero (for sparsemax, every row whose prediction hits its
-target: often half of them). Sums of products are reassociated (like BLAS), so
+gradient ``p - q`` (the row kernels of :mod:`sksparsemax.losses._numba_kernels`,
+the same arithmetic as :class:`~sksparsemax.losses.SparsemaxLoss` and
+:class:`~sksparsemax.losses.SoftmaxLoss`), and the outer products
+``(p - q) x^T`` added into the gradient, skipping the rows whose loss gradient
+is zero (for sparsemax, every row whose prediction hits its target: often half
+of them). Sums of products are reassociated (like BLAS), so
 results agree with the NumPy path to rounding, not bit for bit; everything is
 accumulated in float64, also for float32 ``X`` (read as it is, never copied).
 """
@@ -20,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from ..losses._numba_kernels import softmax_row_loss_grad, sparsemax_row_loss_grad
-from ..transforms._numba_kernels import _JIT, _row_max
+from ..transforms._numba_kernels import _JIT, _JIT_INLINE, _row_max
 
 # The dot products and outer products may be reassociated and fused
 # (vectorised), as in BLAS; NaN and inf keep their IEEE meaning.
@@ -125,11 +126,14 @@ def _add_outer_rows(X, rows, Gp, p, d, grad_W):
 SPARSEMAX, SOFTMAX = 0, 1
 
 
-@njit(**_JIT)
-def linear_loss_gradient(
+@njit(**_JIT_INLINE)
+def _linear_loss_gradient(
     loss, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
 ):
     """Weighted loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
+
+    Inlined into one kernel per loss (:data:`KERNELS`), so that the loss
+    branch is resolved at compile time.
 
     Parameters
     ----------
@@ -214,6 +218,26 @@ def linear_loss_gradient(
     if pending:
         _add_outer_rows(X, rows, Gp, pending, d, grad_W)
     return total, -1
+
+
+@njit(**_JIT)
+def sparsemax_linear_loss_gradient(X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b):
+    """:func:`_linear_loss_gradient` for the sparsemax loss (compiled for it alone)."""
+    return _linear_loss_gradient(
+        SPARSEMAX, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
+    )
+
+
+@njit(**_JIT)
+def softmax_linear_loss_gradient(X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b):
+    """:func:`_linear_loss_gradient` for the softmax loss (compiled for it alone)."""
+    return _linear_loss_gradient(
+        SOFTMAX, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
+    )
+
+
+#: The kernel of each loss code.
+KERNELS = {SPARSEMAX: sparsemax_linear_loss_gradient, SOFTMAX: softmax_linear_loss_gradient}
 
 
 @njit(**_JIT)
