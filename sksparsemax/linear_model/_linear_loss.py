@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..losses import BaseLoss, SoftmaxLoss, SparsemaxLoss
-from ..losses._sparsemax import half_sq_norm
+from ..losses._sparsemax import kernel_target
 from ..losses._targets import resolve_target
 from ..transforms import get_backend
 
@@ -20,10 +20,12 @@ from ..transforms import get_backend
 # CPU's caches: beyond this many coefficients BLAS is faster.
 MAX_FUSED_COEF = 2**14
 
-# The losses of the one-pass kernel, with its codes (SPARSEMAX and SOFTMAX of
-# ._numba_linear, repeated here so that numba is only imported when used).
-_SPARSEMAX, _SOFTMAX = 0, 1
-_FUSED_LOSSES = {SparsemaxLoss: _SPARSEMAX, SoftmaxLoss: _SOFTMAX}
+# The one-pass kernel of each loss in ._numba_linear (by name: numba is only
+# imported when a kernel is used).
+_FUSED_KERNELS = {
+    SparsemaxLoss: "sparsemax_linear_loss_gradient",
+    SoftmaxLoss: "softmax_linear_loss_gradient",
+}
 
 
 class LinearModelLoss:
@@ -270,15 +272,15 @@ class LinearModelLoss:
         return f, grad
 
     def _fused_dense_kernel(self, X, n_classes):
-        """The loss code of the compiled one-pass ``loss_gradient``, or None.
+        """The name of the compiled one-pass ``loss_gradient`` kernel, or None.
 
         Used for the sparsemax and softmax losses on the numba backend, with
         dense C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights
         (see :mod:`._numba_linear`); None otherwise (the BLAS path).
         """
-        kind = _FUSED_LOSSES.get(type(self.base_loss))
+        kernel = _FUSED_KERNELS.get(type(self.base_loss))
         if (
-            kind is None
+            kernel is None
             or not isinstance(X, np.ndarray)
             or X.dtype not in (np.float32, np.float64)
             or not X.flags.c_contiguous
@@ -286,32 +288,20 @@ class LinearModelLoss:
             or get_backend() != "numba"
         ):
             return None
-        return kind
+        return kernel
 
     def _fused_loss_gradient(
-        self, kind, coef, X, target, n_classes, sample_weight, l2_reg_strength
+        self, kernel, coef, X, target, n_classes, sample_weight, l2_reg_strength
     ):
-        """:meth:`loss_gradient` by the one-pass kernel for the loss ``kind``.
+        """:meth:`loss_gradient` by the one-pass ``kernel`` (its name).
 
-        Returns None on invalid scores.
-
-        On scores that are not valid (NaN, ``+inf``: an overflow) the BLAS
-        path, called next, raises the loss's error.
+        Returns None on scores that are not valid (NaN, ``+inf``: an
+        overflow); the BLAS path, called next, then raises the loss's error.
         """
         n_samples = X.shape[0]
         weights, intercept = self.weight_intercept(coef, n_classes)
         target = resolve_target(target, n_samples, n_classes, True)
-        if target.is_indices:
-            y = np.ascontiguousarray(target.indices, dtype=np.intp)
-            Q = np.empty((0, 0))
-            half = np.full(1, 0.5)
-        else:
-            y = np.empty(0, dtype=np.intp)
-            Q = np.ascontiguousarray(target.proba_as(np.float64))
-            half = (
-                np.ascontiguousarray(half_sq_norm(target), dtype=np.float64)
-                if kind == _SPARSEMAX else np.empty(0)
-            )
+        y, Q, half = kernel_target(target, np.float64)
         sw_sum = self._weights_sum(sample_weight, n_samples)
         row_weights = (
             np.empty(0)
@@ -323,9 +313,9 @@ class LinearModelLoss:
         grad_W = grad[:n_w].reshape(n_classes, -1)
         grad_b = grad[n_w:] if self.fit_intercept else np.empty(n_classes)
         b = intercept if intercept is not None else np.zeros(n_classes)
-        from ._numba_linear import KERNELS
+        from . import _numba_linear
 
-        value, bad = KERNELS[kind](
+        value, bad = getattr(_numba_linear, kernel)(
             X, np.ascontiguousarray(weights, dtype=np.float64),
             np.ascontiguousarray(b, dtype=np.float64),
             y, Q, half, row_weights, 1.0 / sw_sum, grad_W, grad_b,

@@ -132,7 +132,8 @@ def _linear_loss_gradient(
 ):
     """Weighted loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
 
-    Inlined into one kernel per loss (:data:`KERNELS`), so that the loss
+    Inlined into one kernel per loss (:func:`sparsemax_linear_loss_gradient`,
+    :func:`softmax_linear_loss_gradient`), so that the loss
     branch is resolved at compile time.
 
     Parameters
@@ -234,10 +235,6 @@ def softmax_linear_loss_gradient(X, W, b, y, Q, half_sq, weights, scale, grad_W,
     return _linear_loss_gradient(
         SOFTMAX, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
     )
-
-
-#: The kernel of each loss code.
-KERNELS = {SPARSEMAX: sparsemax_linear_loss_gradient, SOFTMAX: softmax_linear_loss_gradient}
 
 
 @njit(**_JIT)

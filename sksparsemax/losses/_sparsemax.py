@@ -55,6 +55,26 @@ def half_sq_norm(target):
     )
 
 
+def kernel_target(target, dtype):
+    """A :class:`Target` as the compiled row kernels take it: ``(y, Q, half_sq)``.
+
+    Class indices ``y`` (intp) and an empty ``Q`` (0, 0), or an empty ``y``
+    and the distributions ``Q`` in ``dtype``; ``half_sq`` holds
+    ``||q||^2 / 2`` (one entry, 1/2, for class indices), float64.
+    """
+    if target.is_indices:
+        return (
+            np.ascontiguousarray(target.indices, dtype=np.intp),
+            np.empty((0, 0), dtype=dtype),
+            np.full(1, 0.5),
+        )
+    return (
+        np.empty(0, dtype=np.intp),
+        np.ascontiguousarray(target.proba_as(dtype)),
+        np.ascontiguousarray(half_sq_norm(target), dtype=np.float64),
+    )
+
+
 class SparsemaxLoss(BaseLoss):
     r"""The sparsemax loss: convex, smooth, zero when sparsemax hits the target.
 
@@ -116,14 +136,7 @@ class SparsemaxLoss(BaseLoss):
         Z = np.ascontiguousarray(Z)
         losses = np.empty(n, dtype=Z.dtype)
         zmax = np.empty(n, dtype=Z.dtype)
-        if target.is_indices:
-            y = np.ascontiguousarray(target.indices, dtype=np.intp)
-            Q = np.empty((0, 0), dtype=Z.dtype)
-            half = np.full(1, 0.5)
-        else:
-            y = np.empty(0, dtype=np.intp)
-            Q = np.ascontiguousarray(target.proba_as(Z.dtype))
-            half = np.ascontiguousarray(half_sq_norm(target), dtype=np.float64)
+        y, Q, half = kernel_target(target, Z.dtype)
         bad = kern.sparsemax_loss_grad_rows(Z, y, Q, half, out, losses, zmax)
         raise_invalid_row(Z, Z.shape, "Z", zmax, bad)
         return losses, out
