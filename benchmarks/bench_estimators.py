@@ -429,7 +429,7 @@ def _run(args):
             f"sparse CSR {X_train.shape}, density {X.nnz / np.prod(X.shape):.4f}, "
             "20 classes (score: test accuracy)",
             classifiers(args.C, args.tol, args.max_iter),
-            X_train, y_train, X_test, y_test, args.repeats or (3 if args.quick else 2),
+            X_train, y_train, X_test, y_test, args.repeats or 3,
             accuracy_score,
         )
 

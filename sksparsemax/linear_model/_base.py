@@ -292,6 +292,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
 
         target = check_target(target, X.shape[0], n_classes)
         linear_loss = LinearModelLoss(self._make_loss(n_classes), self.fit_intercept)
+        X = linear_loss.prepare_data(X)
         w0 = self._initial_coef(
             linear_loss, classes, n_features, target, sample_weight, sw_sum
         )

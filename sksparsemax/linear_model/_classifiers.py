@@ -344,7 +344,11 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
     once the objective has decreased by at most ``tol`` (relative to its
     value) over the last 10 iterations. Only when neither criterion is met
     within ``max_iter`` iterations is a
-    :class:`~sklearn.exceptions.ConvergenceWarning` raised.
+    :class:`~sklearn.exceptions.ConvergenceWarning` raised. At such an
+    optimum the two tied scores are equal only to the solver's accuracy, so
+    which of the two classes :meth:`predict_proba` keeps for that sample can
+    change with rounding (e.g. between a fit with sample weights and one with
+    repeated rows), though the objective does not.
 
     Parameters
     ----------

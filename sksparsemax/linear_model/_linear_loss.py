@@ -11,20 +11,24 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..losses import BaseLoss, SoftmaxLoss, SparsemaxLoss
+from ..losses import BaseLoss, SoftmaxLoss, SparsemaxLoss, SparseSoftmaxLoss
 from ..losses._sparsemax import kernel_target
 from ..losses._targets import resolve_target
 from ..transforms import get_backend
 
 # The one-pass kernel (numba backend, dense X) keeps the K x d gradient in the
-# CPU's caches: beyond this many coefficients BLAS is faster.
+# CPU's caches: beyond this many coefficients BLAS is faster. (The CSR kernel
+# has no such limit: scipy's sparse products are no faster than it.)
 MAX_FUSED_COEF = 2**14
 
-# The one-pass kernel of each loss in ._numba_linear (by name: numba is only
-# imported when a kernel is used).
-_FUSED_KERNELS = {
-    SparsemaxLoss: "sparsemax_linear_loss_gradient",
-    SoftmaxLoss: "softmax_linear_loss_gradient",
+# The losses with compiled kernels in ._numba_linear, by the prefix of their
+# names: "<prefix>_linear_loss_gradient" (dense X) and
+# "<prefix>_csr_linear_loss_gradient" (CSR X). Looked up by name: numba is
+# only imported when a kernel is used.
+_COMPILED_LOSSES = {
+    SparsemaxLoss: "sparsemax",
+    SoftmaxLoss: "softmax",
+    SparseSoftmaxLoss: "sparse_softmax",
 }
 
 
@@ -90,14 +94,17 @@ class LinearModelLoss:
     (n, K) temporary beyond that buffer. Other loss objects (duck typing:
     ``loss`` and ``loss_gradient`` of raw scores) get a new gradient array.
 
-    One-pass path: for :class:`~sksparsemax.losses.SparsemaxLoss` and
-    :class:`~sksparsemax.losses.SoftmaxLoss` on the numba backend, with
-    dense C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights,
-    :meth:`loss_gradient` makes one pass over the rows of ``X``
-    (:mod:`._numba_linear`): scores, loss and gradient together, no (n, K)
-    array at all, and (sparsemax) no work for the rows whose loss gradient
-    is zero. It equals the other paths to rounding (float64 sums, also for
-    float32 ``X``).
+    Compiled path: for :class:`~sksparsemax.losses.SparsemaxLoss`,
+    :class:`~sksparsemax.losses.SoftmaxLoss` and
+    :class:`~sksparsemax.losses.SparseSoftmaxLoss` on the numba backend,
+    :meth:`loss_gradient` runs a kernel of :mod:`._numba_linear`. With
+    dense C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights it
+    makes one pass over the rows of ``X``: scores, loss and gradient
+    together, no (n, K) array at all. With CSR ``X`` it makes two: scores,
+    loss and loss gradient row by row, then the gradient's outer products.
+    Either way, (sparsemax) no work goes into the outer products of the rows
+    whose loss gradient is zero. Both equal the other paths to rounding
+    (float64 sums, also for float32 ``X``). CSC ``X`` takes the scipy path.
     """
 
     def __init__(self, base_loss, fit_intercept):
@@ -232,10 +239,10 @@ class LinearModelLoss:
         """
         n_samples, n_features = X.shape
         weights, intercept = self.weight_intercept(coef, n_classes)
-        fused = self._fused_dense_kernel(X, n_classes)
-        if fused is not None:
-            result = self._fused_loss_gradient(
-                fused, coef, X, target, n_classes, sample_weight, l2_reg_strength
+        kernel = self._compiled_kernel(X, n_classes)
+        if kernel is not None:
+            result = self._compiled_loss_gradient(
+                kernel, coef, X, target, n_classes, sample_weight, l2_reg_strength
             )
             if result is not None:
                 return result
@@ -271,34 +278,65 @@ class LinearModelLoss:
             grad[n_w:] = G.sum(axis=0, dtype=np.float64)
         return f, grad
 
-    def _fused_dense_kernel(self, X, n_classes):
-        """The name of the compiled one-pass ``loss_gradient`` kernel, or None.
+    def prepare_data(self, X):
+        """``X`` in the layout of the loss's compiled kernel, if it has one.
 
-        Used for the sparsemax and softmax losses on the numba backend, with
-        dense C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights
-        (see :mod:`._numba_linear`); None otherwise (the BLAS path).
+        With a compiled CSR kernel in effect (numba backend; the sparsemax,
+        softmax or top-k loss), CSC ``X`` is converted to CSR once, before a
+        fit: one copy of the nonzeros, as
+        :class:`~sklearn.linear_model.LogisticRegression` also makes, for
+        faster evaluations. Anything else is returned as it is.
         """
-        kernel = _FUSED_KERNELS.get(type(self.base_loss))
         if (
-            kernel is None
-            or not isinstance(X, np.ndarray)
+            sp.issparse(X)
+            and X.format == "csc"
+            and type(self.base_loss) in _COMPILED_LOSSES
+            and get_backend() == "numba"
+        ):
+            return X.tocsr()
+        return X
+
+    def _compiled_kernel(self, X, n_classes):
+        """``(name, k)`` of the compiled ``loss_gradient`` kernel for ``X``, or None.
+
+        Used for the sparsemax, softmax and top-k losses on the numba
+        backend, with dense C-contiguous ``X`` and at most
+        :data:`MAX_FUSED_COEF` weights or with CSR ``X`` (see
+        :mod:`._numba_linear`); None otherwise (the BLAS and scipy.sparse
+        path). ``k`` is the top-k loss's (0 for the others; the softmax
+        kernel for ``k >= n_classes``).
+        """
+        loss = self.base_loss
+        prefix = _COMPILED_LOSSES.get(type(loss))
+        if (
+            prefix is None
             or X.dtype not in (np.float32, np.float64)
-            or not X.flags.c_contiguous
-            or n_classes * X.shape[1] > MAX_FUSED_COEF
             or get_backend() != "numba"
         ):
             return None
-        return kernel
+        k = 0
+        if isinstance(loss, SparseSoftmaxLoss):
+            if loss.k >= n_classes:
+                prefix = "softmax"
+            else:
+                k = loss.k
+        if isinstance(X, np.ndarray):
+            if X.flags.c_contiguous and n_classes * X.shape[1] <= MAX_FUSED_COEF:
+                return f"{prefix}_linear_loss_gradient", k
+        elif sp.issparse(X) and X.format == "csr":
+            return f"{prefix}_csr_linear_loss_gradient", k
+        return None
 
-    def _fused_loss_gradient(
+    def _compiled_loss_gradient(
         self, kernel, coef, X, target, n_classes, sample_weight, l2_reg_strength
     ):
-        """:meth:`loss_gradient` by the one-pass ``kernel`` (its name).
+        """:meth:`loss_gradient` by the compiled ``kernel`` (``(name, k)``).
 
         Returns None on scores that are not valid (NaN, ``+inf``: an
         overflow); the BLAS path, called next, then raises the loss's error.
         """
-        n_samples = X.shape[0]
+        name, k = kernel
+        n_samples, n_features = X.shape
         weights, intercept = self.weight_intercept(coef, n_classes)
         target = resolve_target(target, n_samples, n_classes, True)
         y, Q, half = kernel_target(target, np.float64)
@@ -309,17 +347,28 @@ class LinearModelLoss:
             else np.ascontiguousarray(sample_weight, dtype=np.float64)
         )
         grad = np.empty_like(coef, dtype=np.float64)
-        n_w = n_classes * X.shape[1]
-        grad_W = grad[:n_w].reshape(n_classes, -1)
+        n_w = n_classes * n_features
+        grad_W = grad[:n_w].reshape(n_classes, n_features)
         grad_b = grad[n_w:] if self.fit_intercept else np.empty(n_classes)
         b = intercept if intercept is not None else np.zeros(n_classes)
+        b = np.ascontiguousarray(b, dtype=np.float64)
         from . import _numba_linear
 
-        value, bad = getattr(_numba_linear, kernel)(
-            X, np.ascontiguousarray(weights, dtype=np.float64),
-            np.ascontiguousarray(b, dtype=np.float64),
-            y, Q, half, row_weights, 1.0 / sw_sum, grad_W, grad_b,
-        )
+        kernel = getattr(_numba_linear, name)
+        if sp.issparse(X):
+            # The kernel gathers and scatters whole rows of W.T: (d, K) arrays.
+            grad_Wt = np.empty((n_features, n_classes))
+            value, bad = kernel(
+                X.data, X.indices, X.indptr,
+                np.ascontiguousarray(weights.T, dtype=np.float64), b,
+                y, Q, half, k, row_weights, 1.0 / sw_sum, grad_Wt, grad_b,
+            )
+            grad_W[...] = grad_Wt.T
+        else:
+            value, bad = kernel(
+                X, np.ascontiguousarray(weights, dtype=np.float64), b,
+                y, Q, half, k, row_weights, 1.0 / sw_sum, grad_W, grad_b,
+            )
         if bad >= 0:
             return None
         f = float(value) + self._penalty(weights, l2_reg_strength)

@@ -20,7 +20,11 @@ accumulated in float64, also for float32 ``X`` (read as it is, never copied).
 import numpy as np
 from numba import njit
 
-from ..losses._numba_kernels import softmax_row_loss_grad, sparsemax_row_loss_grad
+from ..losses._numba_kernels import (
+    softmax_row_loss_grad,
+    sparse_softmax_row_loss_grad,
+    sparsemax_row_loss_grad,
+)
 from ..transforms._numba_kernels import _JIT, _JIT_INLINE, _row_max
 
 # The dot products and outer products may be reassociated and fused
@@ -122,26 +126,77 @@ def _add_outer_rows(X, rows, Gp, p, d, grad_W):
                     grad_W[k, j] += g * X[a, j]
 
 
-#: The losses of :func:`linear_loss_gradient` (its ``loss`` argument).
-SPARSEMAX, SOFTMAX = 0, 1
+#: The losses of the kernels (the ``loss`` argument of their inlined bodies).
+SPARSEMAX, SOFTMAX, SPARSE_SOFTMAX = 0, 1, 2
+
+
+@njit(**_JIT_INLINE)
+def _scratch(n_rows, K, k):
+    """The scratch arrays of :func:`_row_loss_gradient`, once per kernel call.
+
+    ``zmax`` (float64, one entry per row of the score array), ``buf``
+    (float64, K), ``tau`` (float64, 1), ``bval`` (float64, k) and ``bidx``
+    (intp, k).
+    """
+    return (
+        np.empty(n_rows, dtype=np.float64),
+        np.empty(K, dtype=np.float64),
+        np.empty(1, dtype=np.float64),
+        np.empty(max(k, 1), dtype=np.float64),
+        np.empty(max(k, 1), dtype=np.intp),
+    )
+
+
+@njit(**_JIT_INLINE)
+def _row_loss_gradient(
+    loss, Z, r, i, y, Q, half_sq, k, c, zmax, buf, tau, bval, bidx, out, o, grad_b
+):
+    """Loss of the scores ``Z[r]`` of sample ``i``; ``c (p - q)`` into ``out[o]``.
+
+    The per-row step shared by the kernels: the row kernel of ``loss``
+    (:mod:`sksparsemax.losses._numba_kernels`), the row weight ``c``, and
+    the intercepts' gradient ``grad_b += c (p - q)``. ``out[o]`` may be
+    ``Z[r]``. Returns ``(c * loss, nonzero, ok)``: whether ``c (p - q)`` has a
+    nonzero entry, and False (with nothing else done) if the scores are not
+    valid (NaN, ``+inf``, all ``-inf``).
+    """
+    K = Z.shape[1]
+    use_indices = Q.shape[1] == 0
+    m, ok = _row_max(Z, r, zmax)
+    if not ok:
+        return 0.0, False, False
+    if loss == SPARSEMAX:
+        value = sparsemax_row_loss_grad(Z, r, m, use_indices, y, Q, i, half_sq, buf, tau, out, o)
+    elif loss == SOFTMAX:
+        value = softmax_row_loss_grad(Z, r, m, use_indices, y, Q, i, out, o)
+    else:
+        value = sparse_softmax_row_loss_grad(
+            Z, r, m, use_indices, y, Q, i, k, bval, bidx, out, o
+        )
+    nonzero = False
+    for j in range(K):
+        g = c * out[o, j]
+        out[o, j] = g
+        grad_b[j] += g
+        nonzero |= g != 0
+    return c * value, nonzero, True
 
 
 @njit(**_JIT_INLINE)
 def _linear_loss_gradient(
-    loss, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
+    loss, X, W, b, y, Q, half_sq, k, weights, scale, grad_W, grad_b
 ):
     """Weighted loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
 
-    Inlined into one kernel per loss (:func:`sparsemax_linear_loss_gradient`,
-    :func:`softmax_linear_loss_gradient`), so that the loss
-    branch is resolved at compile time.
+    Inlined into one kernel per loss (:func:`sparsemax_linear_loss_gradient`
+    and the others), so that the loss branch is resolved at compile time.
 
     Parameters
     ----------
     loss : int
-        :data:`SPARSEMAX` (the sparsemax loss) or :data:`SOFTMAX` (softmax
-        cross-entropy), computed by the row kernels of
-        :mod:`sksparsemax.losses._numba_kernels`.
+        :data:`SPARSEMAX` (the sparsemax loss), :data:`SOFTMAX` (softmax
+        cross-entropy) or :data:`SPARSE_SOFTMAX` (the top-k loss), computed
+        by the row kernels of :mod:`sksparsemax.losses._numba_kernels`.
     X : ndarray of shape (n, d), C-contiguous, float64 or float32
     W : ndarray of shape (K, d), C-contiguous float64
     b : ndarray of shape (K,), float64 (zeros without an intercept)
@@ -150,6 +205,9 @@ def _linear_loss_gradient(
         :func:`sksparsemax.losses._numba_kernels.sparsemax_loss_grad_rows`
         (class indices ``y`` when ``Q`` has no columns, else ``Q``);
         ``half_sq`` is only read for the sparsemax loss.
+    k : int
+        The number of scores the top-k loss keeps (``1 <= k < K``); not read
+        by the other losses.
     weights : ndarray of shape (n,) or (0,), float64
         Per-row weights (times ``scale``), or none (then every row has
         weight ``scale``).
@@ -171,12 +229,9 @@ def _linear_loss_gradient(
     """
     n, d = X.shape
     K = W.shape[0]
-    use_indices = Q.shape[1] == 0
     use_weights = weights.shape[0] > 0
     Zb = np.empty((_ROWS, K), dtype=np.float64)
-    zmax = np.empty(_ROWS, dtype=np.float64)
-    buf = np.empty(K, dtype=np.float64)
-    tau = np.empty(1, dtype=np.float64)
+    zmax, buf, tau, bval, bidx = _scratch(_ROWS, K, k)
     Gp = np.empty((_ROWS, K), dtype=np.float64)  # pending rows' c_i (p_i - q_i)
     rows = np.empty(_ROWS, dtype=np.int64)
     pending = 0
@@ -191,25 +246,16 @@ def _linear_loss_gradient(
             _dot_rows(X, i0, r, 0, d, W, Zb)
         for rr in range(r):
             i = i0 + rr
-            for k in range(K):
-                Zb[rr, k] += b[k]
-            m, ok = _row_max(Zb, rr, zmax)
+            for j in range(K):
+                Zb[rr, j] += b[j]
+            c = weights[i] * scale if use_weights else scale
+            value, nonzero, ok = _row_loss_gradient(
+                loss, Zb, rr, i, y, Q, half_sq, k, c, zmax, buf, tau, bval, bidx,
+                Gp, pending, grad_b,
+            )
             if not ok:
                 return np.nan, i
-            if loss == SPARSEMAX:
-                value = sparsemax_row_loss_grad(
-                    Zb, rr, m, use_indices, y, Q, i, half_sq, buf, tau, Gp, pending
-                )
-            else:
-                value = softmax_row_loss_grad(Zb, rr, m, use_indices, y, Q, i, Gp, pending)
-            c = weights[i] * scale if use_weights else scale
-            total += c * value
-            nonzero = False
-            for k in range(K):
-                g = c * Gp[pending, k]
-                Gp[pending, k] = g
-                grad_b[k] += g
-                nonzero |= g != 0
+            total += value
             if nonzero:
                 rows[pending] = i
                 pending += 1
@@ -221,19 +267,138 @@ def _linear_loss_gradient(
     return total, -1
 
 
+@njit(**_BLAS_LIKE)
+def _csr_row_scores(data, indices, lo, hi, Wt, b, Z, i):
+    """``Z[i] = b + sum_p data[p] Wt[indices[p]]`` over the stored entries ``lo:hi`` of a row."""
+    K = Wt.shape[1]
+    for j in range(K):
+        Z[i, j] = b[j]
+    for p in range(lo, hi):
+        col = indices[p]
+        a = data[p]
+        for j in range(K):
+            Z[i, j] += a * Wt[col, j]
+
+
+@njit(**_BLAS_LIKE)
+def _csr_add_outer(data, indices, indptr, G, rows, n_rows, grad_Wt):
+    """``grad_Wt = sum_r x_r^T G[r]`` over the rows ``rows[:n_rows]`` of CSR ``X``."""
+    K = G.shape[1]
+    grad_Wt[:, :] = 0.0
+    for t in range(n_rows):
+        i = rows[t]
+        for p in range(indptr[i], indptr[i + 1]):
+            col = indices[p]
+            a = data[p]
+            for j in range(K):
+                grad_Wt[col, j] += a * G[i, j]
+
+
+@njit(**_JIT_INLINE)
+def _csr_linear_loss_gradient(
+    loss, data, indices, indptr, Wt, b, y, Q, half_sq, k, weights, scale, grad_Wt, grad_b
+):
+    """:func:`_linear_loss_gradient` for CSR ``X`` (two passes over its rows).
+
+    ``X`` is given by its CSR arrays ``data, indices, indptr``; the weights
+    and their gradient are transposed: ``Wt`` and ``grad_Wt`` have shape
+    (d, K), so that the entries of a feature are contiguous. The first pass
+    computes each row's scores (gathering rows of ``Wt``), loss and loss
+    gradient, and notes the rows whose loss gradient is not zero; the second
+    adds their outer products into ``grad_Wt``. Fused into one pass, the
+    gather from ``Wt`` and the scatter into ``grad_Wt`` compete for the
+    cache (measured slower than scipy's two products); apart, each streams
+    through one of them, and the second skips the rows that hit their target
+    (sparsemax: a quarter of a text data set's rows, and more as the fit
+    goes on). Returns ``(value, bad_row)`` like :func:`_linear_loss_gradient`.
+    """
+    n = indptr.shape[0] - 1
+    K = Wt.shape[1]
+    use_weights = weights.shape[0] > 0
+    G = np.empty((n, K), dtype=np.float64)  # scores, then c_i (p_i - q_i)
+    zmax, buf, tau, bval, bidx = _scratch(n, K, k)
+    rows = np.empty(n, dtype=np.int64)
+    n_rows = 0
+    grad_b[:] = 0.0
+    total = 0.0
+    for i in range(n):
+        _csr_row_scores(data, indices, indptr[i], indptr[i + 1], Wt, b, G, i)
+        c = weights[i] * scale if use_weights else scale
+        value, nonzero, ok = _row_loss_gradient(
+            loss, G, i, i, y, Q, half_sq, k, c, zmax, buf, tau, bval, bidx, G, i, grad_b
+        )
+        if not ok:
+            return np.nan, i
+        total += value
+        if nonzero:
+            rows[n_rows] = i
+            n_rows += 1
+    _csr_add_outer(data, indices, indptr, G, rows, n_rows, grad_Wt)
+    return total, -1
+
+
+# One compiled kernel per loss and layout of X (the loss branch resolved at
+# compile time: a run-time switch cost 15%). Dense X: (X, W, b, y, Q, half_sq,
+# k, weights, scale, grad_W, grad_b); CSR X: its arrays (data, indices,
+# indptr) instead of X, and W.T, grad_W.T, both of shape (d, K).
+
+
 @njit(**_JIT)
-def sparsemax_linear_loss_gradient(X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b):
-    """:func:`_linear_loss_gradient` for the sparsemax loss (compiled for it alone)."""
+def sparsemax_linear_loss_gradient(X, W, b, y, Q, half_sq, k, weights, scale, grad_W, grad_b):
+    """:func:`_linear_loss_gradient` for the sparsemax loss."""
     return _linear_loss_gradient(
-        SPARSEMAX, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
+        SPARSEMAX, X, W, b, y, Q, half_sq, k, weights, scale, grad_W, grad_b
     )
 
 
 @njit(**_JIT)
-def softmax_linear_loss_gradient(X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b):
-    """:func:`_linear_loss_gradient` for the softmax loss (compiled for it alone)."""
+def softmax_linear_loss_gradient(X, W, b, y, Q, half_sq, k, weights, scale, grad_W, grad_b):
+    """:func:`_linear_loss_gradient` for the softmax loss."""
     return _linear_loss_gradient(
-        SOFTMAX, X, W, b, y, Q, half_sq, weights, scale, grad_W, grad_b
+        SOFTMAX, X, W, b, y, Q, half_sq, k, weights, scale, grad_W, grad_b
+    )
+
+
+@njit(**_JIT)
+def sparse_softmax_linear_loss_gradient(
+    X, W, b, y, Q, half_sq, k, weights, scale, grad_W, grad_b
+):
+    """:func:`_linear_loss_gradient` for the top-k loss (``k < K``)."""
+    return _linear_loss_gradient(
+        SPARSE_SOFTMAX, X, W, b, y, Q, half_sq, k, weights, scale, grad_W, grad_b
+    )
+
+
+@njit(**_JIT)
+def sparsemax_csr_linear_loss_gradient(
+    data, indices, indptr, Wt, b, y, Q, half_sq, k, weights, scale, grad_Wt, grad_b
+):
+    """:func:`_csr_linear_loss_gradient` for the sparsemax loss."""
+    return _csr_linear_loss_gradient(
+        SPARSEMAX, data, indices, indptr, Wt, b, y, Q, half_sq, k, weights, scale,
+        grad_Wt, grad_b,
+    )
+
+
+@njit(**_JIT)
+def softmax_csr_linear_loss_gradient(
+    data, indices, indptr, Wt, b, y, Q, half_sq, k, weights, scale, grad_Wt, grad_b
+):
+    """:func:`_csr_linear_loss_gradient` for the softmax loss."""
+    return _csr_linear_loss_gradient(
+        SOFTMAX, data, indices, indptr, Wt, b, y, Q, half_sq, k, weights, scale,
+        grad_Wt, grad_b,
+    )
+
+
+@njit(**_JIT)
+def sparse_softmax_csr_linear_loss_gradient(
+    data, indices, indptr, Wt, b, y, Q, half_sq, k, weights, scale, grad_Wt, grad_b
+):
+    """:func:`_csr_linear_loss_gradient` for the top-k loss (``k < K``)."""
+    return _csr_linear_loss_gradient(
+        SPARSE_SOFTMAX, data, indices, indptr, Wt, b, y, Q, half_sq, k, weights, scale,
+        grad_Wt, grad_b,
     )
 
 

@@ -19,7 +19,13 @@ the scores themselves) is left untouched.
 import numpy as np
 from numba import njit
 
-from ..transforms._numba_kernels import _JIT, _JIT_INLINE, _row_max, sparsemax_row_threshold
+from ..transforms._numba_kernels import (
+    _JIT,
+    _JIT_INLINE,
+    _row_max,
+    sparsemax_row_threshold,
+    top_k_row,
+)
 
 
 @njit(**_JIT)
@@ -93,6 +99,34 @@ def softmax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, out, oi):
     for j in range(K):
         p = out[oi, j] / s
         out[oi, j] = p if use_indices else p - Q[qi, j]
+    if use_indices:
+        out[oi, y[qi]] -= 1
+    return np.log(s) - qz
+
+
+@njit(**_JIT_INLINE)
+def sparse_softmax_row_loss_grad(Z, i, m, use_indices, y, Q, qi, k, bval, bidx, out, oi):
+    """Top-k loss of row ``i`` of ``Z`` (maximum ``m``, ``k < K``); ``p - q`` into ``out[oi]``.
+
+    ``log sum_{top k} exp(z - m) - q^T (z - m)`` with the target row
+    ``y[qi]`` or ``Q[qi]`` (see :func:`softmax_row_loss_grad`) and ``p`` the
+    top-k softmax (among equal scores at the k-th place the lowest indices
+    are kept, as in :func:`~sksparsemax.transforms.sparse_softmax`);
+    ``bval`` (float64) and ``bidx`` (intp) are scratch of length ``k``.
+    ``out[oi]`` may be ``Z[i]`` itself. Returns the loss (float64).
+    """
+    K = Z.shape[1]
+    qz = _target_dot(Z, i, m, use_indices, y, Q, qi)
+    top_k_row(Z, i, k, bval, bidx)  # the row was checked for NaN by the caller
+    s = 0.0
+    for p in range(k):
+        e = np.exp(bval[p] - m)
+        bval[p] = e
+        s += e
+    for j in range(K):
+        out[oi, j] = 0 if use_indices else -Q[qi, j]
+    for p in range(k):
+        out[oi, bidx[p]] += bval[p] / s
     if use_indices:
         out[oi, y[qi]] -= 1
     return np.log(s) - qz

@@ -228,47 +228,61 @@ def _sort_desc(buf, c):
         buf[c - 1 - a] = x
 
 
-@njit(**_JIT)
-def sparse_softmax_rows(Z, k, out, zmax):
-    """Top-k softmax of every row of ``Z`` (``1 <= k < K``).
+@njit(**_JIT_INLINE)
+def top_k_row(Z, i, k, bval, bidx):
+    """The ``k`` largest entries of row ``i`` of ``Z`` (``1 <= k <= K``).
 
-    One pass per row finds the k largest entries and the row maximum (the
-    first of them) and checks for NaN: the k largest are kept in a small
-    buffer sorted by decreasing value; a new entry enters only if it is
-    strictly larger than the smallest kept one, and it is placed after the
-    kept entries with an equal value, so among equal scores the lowest index
-    wins. ``exp`` is evaluated on the k kept entries only. Writes ``out`` and
-    ``zmax``; returns the first invalid row or -1.
+    Writes their values, in decreasing order, into ``bval[:k]`` and their
+    column indices into ``bidx[:k]``: one pass over the row keeps the k
+    largest in this small buffer; a new entry enters only if it is strictly
+    larger than the smallest kept one, and it is placed after the kept
+    entries with an equal value, so among equal scores the lowest index
+    wins. ``bval[0]`` is the row maximum if the row has no NaN. Returns
+    whether the row contains a NaN.
     """
-    n, K = Z.shape
-    bval = np.empty(k, dtype=Z.dtype)
-    bidx = np.empty(k, dtype=np.intp)
-    for i in range(n):
-        nan = False
-        # The first k entries, by a stable insertion sort.
-        for j in range(k):
-            x = Z[i, j]
-            nan |= x != x
-            p = j
+    K = Z.shape[1]
+    nan = False
+    # The first k entries, by a stable insertion sort.
+    for j in range(k):
+        x = Z[i, j]
+        nan |= x != x
+        p = j
+        while p > 0 and bval[p - 1] < x:
+            bval[p] = bval[p - 1]
+            bidx[p] = bidx[p - 1]
+            p -= 1
+        bval[p] = x
+        bidx[p] = j
+    last = bval[k - 1]
+    for j in range(k, K):
+        x = Z[i, j]
+        nan |= x != x
+        if x > last:
+            p = k - 1
             while p > 0 and bval[p - 1] < x:
                 bval[p] = bval[p - 1]
                 bidx[p] = bidx[p - 1]
                 p -= 1
             bval[p] = x
             bidx[p] = j
-        last = bval[k - 1]
-        for j in range(k, K):
-            x = Z[i, j]
-            nan |= x != x
-            if x > last:
-                p = k - 1
-                while p > 0 and bval[p - 1] < x:
-                    bval[p] = bval[p - 1]
-                    bidx[p] = bidx[p - 1]
-                    p -= 1
-                bval[p] = x
-                bidx[p] = j
-                last = bval[k - 1]
+            last = bval[k - 1]
+    return nan
+
+
+@njit(**_JIT)
+def sparse_softmax_rows(Z, k, out, zmax):
+    """Top-k softmax of every row of ``Z`` (``1 <= k < K``).
+
+    One pass per row finds the k largest entries and the row maximum (the
+    first of them) and checks for NaN (:func:`top_k_row`: among equal scores
+    the lowest index wins); ``exp`` is evaluated on the k kept entries only.
+    Writes ``out`` and ``zmax``; returns the first invalid row or -1.
+    """
+    n, K = Z.shape
+    bval = np.empty(k, dtype=Z.dtype)
+    bidx = np.empty(k, dtype=np.intp)
+    for i in range(n):
+        nan = top_k_row(Z, i, k, bval, bidx)
         m = bval[0]  # the row maximum (if there is no NaN)
         if nan:
             zmax[i] = np.nan

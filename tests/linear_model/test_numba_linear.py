@@ -1,12 +1,14 @@
-"""The compiled one-pass linear kernels (numba backend) against references.
+"""The compiled linear kernels (numba backend) against references.
 
-* ``LinearModelLoss.loss_gradient`` through the one-pass kernel (sparsemax
-  and softmax losses) equals the objective of ``conftest.objective`` (plain
-  NumPy, sorted closed-form sparsemax, max-shifted log-sum-exp, its own
-  packing) for every shape class of the
-  kernel: rows not a multiple of its block of 4, an odd number of classes,
-  one feature, weights (some zero), both target kinds, with and without
-  intercept, float32 and float64 data;
+* ``LinearModelLoss.loss_gradient`` through the compiled kernels (sparsemax,
+  softmax and top-k losses; dense and CSR ``X``) equals the objective of
+  ``conftest.objective`` (plain NumPy, sorted closed-form sparsemax,
+  max-shifted log-sum-exp, a stable argsort for the top k, its own packing)
+  for every shape class of the
+  kernels: rows not a multiple of the dense kernel's block of 4, an odd
+  number of classes, one feature, weights (some zero), both target kinds,
+  with and without intercept, float32 and float64 data; CSR data with
+  empty rows, duplicate and explicit zero entries, 64-bit indices;
 * it raises the loss's error on overflowing scores, like the BLAS path;
 * it is used exactly where its gate says, and fits agree with the NumPy
   backend's;
@@ -32,6 +34,7 @@ from sksparsemax.losses import (  # noqa: E402
     EntmaxLoss,
     SoftmaxLoss,
     SparsemaxLoss,
+    SparseSoftmaxLoss,
     check_target,
 )
 from sksparsemax.transforms import backend  # noqa: E402
@@ -55,33 +58,48 @@ def _problem(n, d, K, proportions, weighted, seed=0):
     return X, raw, sw
 
 
-LOSSES = [(SparsemaxLoss, "sparsemax_loss_grad"), (SoftmaxLoss, "softmax_loss_grad")]
+# The losses with compiled kernels: (the loss, its reference in conftest).
+LOSSES = {
+    "sparsemax": (SparsemaxLoss, lambda ref: ref.sparsemax_loss_grad),
+    "softmax": (SoftmaxLoss, lambda ref: ref.softmax_loss_grad),
+    # k=2 is the softmax for K=2, a genuine top-k loss for K >= 3.
+    "top2": (lambda: SparseSoftmaxLoss(2), lambda ref: ref.make_topk_loss_grad(2)),
+    "top3": (lambda: SparseSoftmaxLoss(3), lambda ref: ref.make_topk_loss_grad(3)),
+}
+
+# The layouts of X with a compiled kernel: dense C-contiguous, and CSR.
+LAYOUTS = {"dense": np.ascontiguousarray, "csr": sp.csr_matrix}
 
 
-@pytest.mark.parametrize("loss, reference", LOSSES, ids=["sparsemax", "softmax"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("loss_name", LOSSES)
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 38])
 @pytest.mark.parametrize("d, K", [(1, 2), (7, 3), (6, 4), (5, 5)])
 @pytest.mark.parametrize("proportions", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_one_pass_kernel_equals_reference_objective(
-    ref, loss, reference, n, d, K, proportions, weighted, fit_intercept
+def test_compiled_kernel_equals_reference_objective(
+    ref, layout, loss_name, n, d, K, proportions, weighted, fit_intercept
 ):
+    loss, reference = LOSSES[loss_name]
     X, raw, sw = _problem(n, d, K, proportions, weighted, seed=n + d + K)
+    if layout == "csr":
+        X[np.abs(X) < 0.6] = 0.0  # about half the entries (and some rows) empty
     C = 0.7
     target = check_target(raw, n, K)
     lml = LinearModelLoss(loss(), fit_intercept)
     rng = np.random.default_rng(1)
     f_ref = ref.objective(
-        getattr(ref, reference), X, raw, K, C, sample_weight=sw,
+        reference(ref), X, raw, K, C, sample_weight=sw,
         fit_intercept=fit_intercept,
     )
     l2 = 1.0 / (C * (n if sw is None else sw.sum()))
+    X_fit = LAYOUTS[layout](X)
     with backend("numba"):
-        assert lml._fused_dense_kernel(X, K) is not None
+        assert lml._compiled_kernel(X_fit, K) is not None
         for scale in (0.3, 3.0):  # small scores (large supports), large ones
             w = scale * rng.normal(size=lml.n_coef(K, d))
-            value, grad = lml.loss_gradient(w, X, target, K, sw, l2)
+            value, grad = lml.loss_gradient(w, X_fit, target, K, sw, l2)
             W, b = lml.weight_intercept(w, K)
             value_ref, grad_ref = f_ref(f_ref.pack(W, b if fit_intercept else None))
             gW_ref, gb_ref = f_ref.unpack(grad_ref)
@@ -92,18 +110,20 @@ def test_one_pass_kernel_equals_reference_objective(
                 np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-14)
 
 
-@pytest.mark.parametrize("loss", [SparsemaxLoss, SoftmaxLoss], ids=repr)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("loss_name", LOSSES)
 @pytest.mark.parametrize("proportions", [False, True])
-def test_one_pass_kernel_float32_sums_in_float64(loss, proportions):
+def test_compiled_kernel_float32_sums_in_float64(layout, loss_name, proportions):
     """float32 X is read as it is and summed in float64: equal, to float64
     rounding, to the float64 path on the same (exactly representable) data."""
     X, raw, sw = _problem(53, 9, 5, proportions, True, seed=4)
-    X32 = X.astype(np.float32)
+    X[::4, 2:] = 0.0
+    X32 = LAYOUTS[layout](X.astype(np.float32))
     target = check_target(raw, 53, 5)
-    lml = LinearModelLoss(loss(), True)
+    lml = LinearModelLoss(LOSSES[loss_name][0](), True)
     w = np.random.default_rng(2).normal(size=lml.n_coef(5, 9))
     with backend("numba"):
-        assert lml._fused_dense_kernel(X32, 5) is not None
+        assert lml._compiled_kernel(X32, 5) is not None
         f32, g32 = lml.loss_gradient(w, X32, target, 5, sw, 0.01)
     with backend("numpy"):
         f64, g64 = lml.loss_gradient(w, X32.astype(np.float64), target, 5, sw, 0.01)
@@ -112,11 +132,13 @@ def test_one_pass_kernel_float32_sums_in_float64(loss, proportions):
     np.testing.assert_allclose(g32, g64, rtol=1e-10, atol=1e-14)
 
 
-@pytest.mark.parametrize("loss", [SparsemaxLoss, SoftmaxLoss], ids=repr)
-def test_one_pass_kernel_overflow_raises_the_loss_error(loss):
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("loss_name", LOSSES)
+def test_compiled_kernel_overflow_raises_the_loss_error(layout, loss_name):
     X, raw, _ = _problem(9, 3, 3, False, False)
+    X = LAYOUTS[layout](np.abs(X) + 1.0)  # every score overflows
     target = check_target(raw, 9, 3)
-    lml = LinearModelLoss(loss(), True)
+    lml = LinearModelLoss(LOSSES[loss_name][0](), True)
     w = np.full(lml.n_coef(3, 3), 1e308)
     messages = []
     for name in ("numba", "numpy"):
@@ -127,19 +149,80 @@ def test_one_pass_kernel_overflow_raises_the_loss_error(loss):
     assert messages[0] == messages[1]
 
 
-def test_one_pass_kernel_gate(monkeypatch):
+def test_compiled_kernel_gate(monkeypatch):
     X = np.random.default_rng(0).normal(size=(20, 6))
     sparsemax = LinearModelLoss(SparsemaxLoss(), True)
     with backend("numba"):
-        assert sparsemax._fused_dense_kernel(X, 4) is not None
-        assert sparsemax._fused_dense_kernel(sp.csr_matrix(X), 4) is None
-        assert sparsemax._fused_dense_kernel(np.asfortranarray(X), 4) is None
-        assert LinearModelLoss(SoftmaxLoss(), True)._fused_dense_kernel(X, 4) is not None
-        assert LinearModelLoss(EntmaxLoss(1.5), True)._fused_dense_kernel(X, 4) is None
+        assert sparsemax._compiled_kernel(X, 4) == ("sparsemax_linear_loss_gradient", 0)
+        assert sparsemax._compiled_kernel(sp.csr_matrix(X), 4) == (
+            "sparsemax_csr_linear_loss_gradient", 0
+        )
+        # The top-k loss: its own kernel for k < K, the softmax's for k >= K.
+        top3 = LinearModelLoss(SparseSoftmaxLoss(3), True)
+        assert top3._compiled_kernel(X, 4) == ("sparse_softmax_linear_loss_gradient", 3)
+        assert top3._compiled_kernel(sp.csr_matrix(X), 4) == (
+            "sparse_softmax_csr_linear_loss_gradient", 3
+        )
+        assert top3._compiled_kernel(X, 3) == ("softmax_linear_loss_gradient", 0)
+        assert sparsemax._compiled_kernel(sp.csc_matrix(X), 4) is None  # scipy's
+        assert sparsemax._compiled_kernel(np.asfortranarray(X), 4) is None
+        assert LinearModelLoss(SoftmaxLoss(), True)._compiled_kernel(X, 4) is not None
+        assert LinearModelLoss(EntmaxLoss(1.5), True)._compiled_kernel(X, 4) is None
         monkeypatch.setattr(_linear_loss, "MAX_FUSED_COEF", 23)
-        assert sparsemax._fused_dense_kernel(X, 4) is None  # 24 weights
+        assert sparsemax._compiled_kernel(X, 4) is None  # 24 weights
+        # No size limit for CSR X.
+        assert sparsemax._compiled_kernel(sp.csr_matrix(X), 4) is not None
+        # A fit converts CSC X to CSR (once) for the CSR kernel ...
+        csc = sp.csc_matrix(X)
+        prepared = sparsemax.prepare_data(csc)
+        assert prepared.format == "csr"
+        np.testing.assert_array_equal(prepared.toarray(), X)
+        # ... and leaves everything else alone.
+        assert LinearModelLoss(EntmaxLoss(1.5), True).prepare_data(csc) is csc
+        for other in (X, sp.csr_matrix(X)):
+            assert sparsemax.prepare_data(other) is other
     with backend("numpy"):
-        assert sparsemax._fused_dense_kernel(X, 4) is None
+        assert sparsemax._compiled_kernel(X, 4) is None
+        assert sparsemax._compiled_kernel(sp.csr_matrix(X), 4) is None
+        assert sparsemax.prepare_data(csc) is csc
+
+
+@pytest.mark.parametrize("loss_name", LOSSES)
+def test_csr_kernel_reads_any_csr_matrix(ref, loss_name):
+    """Unsorted column indices, duplicate entries (summed, as scipy does),
+    explicit zeros, empty rows and 64-bit indices give the objective of the
+    dense matrix they stand for."""
+    rng = np.random.default_rng(3)
+    n, d, K = 30, 8, 4
+    rows = np.repeat(np.arange(n), 5)
+    rows = rows[rows % 7 != 3]  # some empty rows
+    cols = rng.integers(0, d, size=rows.size)  # duplicates within a row
+    vals = rng.normal(size=rows.size)
+    vals[::6] = 0.0  # explicit zeros
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))  # not summed yet
+    order = rng.permutation(X.indptr[-1])
+    for i in range(n):  # shuffle the entries within each row
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        seg = lo + np.argsort(order[lo:hi])
+        X.indices[lo:hi], X.data[lo:hi] = X.indices[seg], X.data[seg]
+    X.has_sorted_indices = False
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    dense = X.toarray()
+    y = rng.integers(0, K, size=n)
+    loss, reference = LOSSES[loss_name]
+    lml = LinearModelLoss(loss(), True)
+    w = rng.normal(size=lml.n_coef(K, d))
+    with backend("numba"):
+        assert lml._compiled_kernel(X, K) is not None
+        value, grad = lml.loss_gradient(w, X, check_target(y, n, K), K, None, 0.1)
+    f_ref = ref.objective(reference(ref), dense, y, K, 1.0 / (0.1 * n))
+    W, b = lml.weight_intercept(w, K)
+    value_ref, grad_ref = f_ref(f_ref.pack(W, b))
+    gW_ref, gb_ref = f_ref.unpack(grad_ref)
+    gW, gb = lml.weight_intercept(grad, K)
+    assert value == pytest.approx(value_ref, rel=1e-12)
+    np.testing.assert_allclose(gW, gW_ref, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize(
