@@ -246,27 +246,29 @@ def top_k_row(Z, i, k, bval, bidx):
     for j in range(k):
         x = Z[i, j]
         nan |= x != x
-        p = j
-        while p > 0 and bval[p - 1] < x:
-            bval[p] = bval[p - 1]
-            bidx[p] = bidx[p - 1]
-            p -= 1
-        bval[p] = x
-        bidx[p] = j
+        _insert_decreasing(bval, bidx, j, x, j)
     last = bval[k - 1]
     for j in range(k, K):
         x = Z[i, j]
         nan |= x != x
-        if x > last:
-            p = k - 1
-            while p > 0 and bval[p - 1] < x:
-                bval[p] = bval[p - 1]
-                bidx[p] = bidx[p - 1]
-                p -= 1
-            bval[p] = x
-            bidx[p] = j
+        if x > last:  # it replaces the smallest kept entry
+            _insert_decreasing(bval, bidx, k - 1, x, j)
             last = bval[k - 1]
     return nan
+
+
+@njit(**_JIT_INLINE)
+def _insert_decreasing(bval, bidx, p, x, j):
+    """Insert ``x`` (column ``j``) into the decreasing ``bval[:p]`` (``bval[p]`` is free).
+
+    It goes after the entries with an equal value (stable); ``bidx`` follows.
+    """
+    while p > 0 and bval[p - 1] < x:
+        bval[p] = bval[p - 1]
+        bidx[p] = bidx[p - 1]
+        p -= 1
+    bval[p] = x
+    bidx[p] = j
 
 
 @njit(**_JIT)
