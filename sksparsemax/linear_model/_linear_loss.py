@@ -355,26 +355,25 @@ class LinearModelLoss:
         from . import _numba_linear
 
         kernel = getattr(_numba_linear, name)
+        # The kernels add the loss's gradient to the penalty's, l2 * W.
         if sp.issparse(X):
             # The kernel gathers and scatters whole rows of W.T: (d, K) arrays.
-            grad_Wt = np.empty((n_features, n_classes))
+            Wt = np.ascontiguousarray(weights.T, dtype=np.float64)
+            grad_Wt = np.multiply(Wt, l2_reg_strength)
             value, bad = kernel(
-                X.data, X.indices, X.indptr,
-                np.ascontiguousarray(weights.T, dtype=np.float64), b,
+                X.data, X.indices, X.indptr, Wt, b,
                 y, Q, half, k, row_weights, 1.0 / sw_sum, grad_Wt, grad_b,
             )
             grad_W[...] = grad_Wt.T
         else:
+            np.multiply(weights, l2_reg_strength, out=grad_W)
             value, bad = kernel(
                 X, np.ascontiguousarray(weights, dtype=np.float64), b,
                 y, Q, half, k, row_weights, 1.0 / sw_sum, grad_W, grad_b,
             )
         if bad >= 0:
             return None
-        f = float(value) + self._penalty(weights, l2_reg_strength)
-        if l2_reg_strength != 0:
-            grad_W += l2_reg_strength * weights
-        return f, grad
+        return float(value) + self._penalty(weights, l2_reg_strength), grad
 
     def _scores_into_buffer(self, weights, intercept, X):
         """Scores ``X @ W.T + b`` in a C-contiguous (n, K) array of X's dtype.

@@ -247,14 +247,18 @@ class GramPreconditioner:
         out = np.empty_like(g)
         gV, gc = self._split(out)
         if self.fit_intercept:
-            R = gW - np.outer(gb, self.mean)
             gc[...] = gb
-        else:
-            R = gW
+        if self.L is None:  # in place in gV: no (K, d) temporary
+            if self.fit_intercept:
+                np.multiply.outer(gb, self.mean, out=gV)
+                np.subtract(gW, gV, out=gV)
+                gV /= self.scale
+            else:
+                np.divide(gW, self.scale, out=gV)
+            return out
+        R = gW - np.outer(gb, self.mean) if self.fit_intercept else gW
         # g_V = R L^{-T}: the adjoint of V -> V L^{-1}.
-        if self.L is None:
-            np.divide(R, self.scale, out=gV)
-        elif self._products is not None:
+        if self._products is not None:
             self._products.times_lower_transposed(R, self.L_inv, gV)
         else:
             np.matmul(R, self.L_inv.T, out=gV)
