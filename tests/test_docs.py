@@ -98,6 +98,47 @@ def test_user_guide_doctests(page):
     assert result.failed == 0, f"{page.name}: {result.failed} doctest example(s) failed"
 
 
+
+_UNDERLINE = re.compile(r"([=\-~^\"'`#*+])\1{2,}")
+
+
+def _glued_titles(text):
+    """Lines that underline a title but follow a paragraph line (1-based).
+
+    docutils then reads the title and its underline as two more lines of
+    the paragraph, without a warning: the section silently disappears.
+    """
+    lines = text.splitlines()
+    glued = []
+    for i in range(2, len(lines)):
+        title, before = lines[i - 1], lines[i - 2]
+        if (
+            _UNDERLINE.fullmatch(lines[i])
+            and title.strip()
+            and len(lines[i]) >= len(title.rstrip())
+            and before.strip()
+            and not _UNDERLINE.fullmatch(before)  # an overline
+        ):
+            glued.append(i + 1)
+    return glued
+
+
+def test_glued_title_detector():
+    assert _glued_titles("Text.\nMore text.\nTitle\n=====\n") == [4]
+    assert _glued_titles("Text.\n\nTitle\n=====\n") == []
+    assert _glued_titles("=====\nTitle\n=====\n") == []  # over- and underline
+
+
+@pytest.mark.parametrize(
+    "page",
+    [p for p in sorted(DOCS.rglob("*.rst")) if not {"_build", "generated", "auto_examples"} & set(p.parts)],
+    ids=lambda p: p.relative_to(DOCS).as_posix(),
+)
+def test_no_title_glued_to_a_paragraph(page):
+    assert _glued_titles(page.read_text(encoding="utf-8")) == [], (
+        f"{page.name}: a section title needs a blank line before it"
+    )
+
 # -- the benchmark report converter --------------------------------------------------------
 
 REPORT = """\
