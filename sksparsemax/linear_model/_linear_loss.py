@@ -104,7 +104,8 @@ class LinearModelLoss:
     loss and loss gradient row by row, then the gradient's outer products.
     Either way, (sparsemax) no work goes into the outer products of the rows
     whose loss gradient is zero. Both equal the other paths to rounding
-    (float64 sums, also for float32 ``X``). CSC ``X`` takes the scipy path.
+    (float64 sums, also for float32 ``X``). CSC ``X`` takes the scipy path
+    (the estimators convert it to CSR first: :meth:`prepare_data`).
     """
 
     def __init__(self, base_loss, fit_intercept):

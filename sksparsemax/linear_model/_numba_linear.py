@@ -1,20 +1,30 @@
-"""Compiled one-pass loss and gradient of a linear model (numba backend).
+"""Compiled loss and gradient of a linear model (numba backend).
 
 Imported lazily, only when the numba backend is in effect (see
-:meth:`._linear_loss.LinearModelLoss.loss_gradient`). For dense ``X`` with few
-classes, BLAS computes ``X @ W.T`` and ``G.T @ X`` at a fraction of its peak
-speed (a GEMM with 6 columns runs no faster than 6 matrix-vector products),
-and the loss needs a third pass over the scores in between. The kernel here
-makes one pass over the rows of ``X``, four rows at a time: their scores
-(register-blocked dot products, 4 rows x 2 classes), their loss and loss
-gradient ``p - q`` (the row kernels of :mod:`sksparsemax.losses._numba_kernels`,
-the same arithmetic as :class:`~sksparsemax.losses.SparsemaxLoss` and
-:class:`~sksparsemax.losses.SoftmaxLoss`), and the outer products
-``(p - q) x^T`` added into the gradient, skipping the rows whose loss gradient
-is zero (for sparsemax, every row whose prediction hits its target: often half
-of them). Sums of products are reassociated (like BLAS), so
-results agree with the NumPy path to rounding, not bit for bit; everything is
-accumulated in float64, also for float32 ``X`` (read as it is, never copied).
+:meth:`._linear_loss.LinearModelLoss.loss_gradient`), for the sparsemax,
+softmax and top-k losses.
+
+Dense ``X``: for few classes, BLAS computes ``X @ W.T`` and ``G.T @ X`` at a
+fraction of its peak speed (a GEMM with 6 columns runs no faster than 6
+matrix-vector products), and the loss needs a third pass over the scores in
+between. The kernel makes one pass over the rows of ``X``, four rows at a
+time: their scores (register-blocked dot products, 4 rows x 2 classes),
+their loss and loss gradient ``p - q`` (the row kernels of
+:mod:`sksparsemax.losses._numba_kernels`, the same arithmetic as
+:class:`~sksparsemax.losses.SparsemaxLoss`,
+:class:`~sksparsemax.losses.SoftmaxLoss` and
+:class:`~sksparsemax.losses.SparseSoftmaxLoss`), and the outer products
+``(p - q) x^T`` added into the gradient.
+
+CSR ``X``: two passes over its rows, one for the scores (gathering rows of
+``W.T``), losses and loss gradients, one for the outer products (scattered
+into rows of the gradient's transpose); see :func:`_csr_linear_loss_gradient`.
+
+Both skip the outer products of the rows whose loss gradient is zero (for
+sparsemax, every row whose prediction hits its target: often half of them).
+Sums of products are reassociated (like BLAS), so results agree with the
+NumPy path to rounding, not bit for bit; everything is accumulated in
+float64, also for float32 ``X`` (read as it is, never copied).
 """
 
 import numpy as np
