@@ -288,14 +288,24 @@ class LinearModelLoss:
         :class:`~sklearn.linear_model.LogisticRegression` also makes, for
         faster evaluations. Anything else is returned as it is.
         """
-        if (
-            sp.issparse(X)
-            and X.format == "csc"
-            and type(self.base_loss) in _COMPILED_LOSSES
-            and get_backend() == "numba"
-        ):
+        if sp.issparse(X) and X.format == "csc" and self._kernel_prefix(X) is not None:
             return X.tocsr()
         return X
+
+    def _kernel_prefix(self, X):
+        """The name prefix of the loss's compiled kernels for ``X``'s dtype, or None.
+
+        None unless the loss has compiled kernels, ``X`` is float32/float64
+        and the numba backend is in effect.
+        """
+        prefix = _COMPILED_LOSSES.get(type(self.base_loss))
+        if (
+            prefix is None
+            or X.dtype not in (np.float32, np.float64)
+            or get_backend() != "numba"
+        ):
+            return None
+        return prefix
 
     def _compiled_kernel(self, X, n_classes):
         """``(name, k)`` of the compiled ``loss_gradient`` kernel for ``X``, or None.
@@ -308,12 +318,8 @@ class LinearModelLoss:
         kernel for ``k >= n_classes``).
         """
         loss = self.base_loss
-        prefix = _COMPILED_LOSSES.get(type(loss))
-        if (
-            prefix is None
-            or X.dtype not in (np.float32, np.float64)
-            or get_backend() != "numba"
-        ):
+        prefix = self._kernel_prefix(X)
+        if prefix is None:
             return None
         k = 0
         if isinstance(loss, SparseSoftmaxLoss):

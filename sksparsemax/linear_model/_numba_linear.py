@@ -304,10 +304,10 @@ def _csr_linear_loss_gradient(
     gradient, and notes the rows whose loss gradient is not zero; the second
     adds their outer products into ``grad_Wt``. Fused into one pass, the
     gather from ``Wt`` and the scatter into ``grad_Wt`` compete for the
-    cache (measured slower than scipy's two products); apart, each streams
+    cache (measured no faster than scipy's two products); apart, each streams
     through one of them, and the second skips the rows that hit their target
-    (sparsemax: a quarter of a text data set's rows, and more as the fit
-    goes on). Returns ``(value, bad_row)`` like :func:`_linear_loss_gradient`.
+    (sparsemax: about a quarter of the text benchmark's rows late in a
+    fit). Returns ``(value, bad_row)`` like :func:`_linear_loss_gradient`.
     """
     n = indptr.shape[0] - 1
     K = Wt.shape[1]
