@@ -7,7 +7,8 @@ do. This package offers
 - :mod:`sksparsemax.transforms`: the mappings themselves (NumPy) with
   Jacobian-vector products;
 - :mod:`sksparsemax.losses`: their convex losses with gradients;
-- the scikit-learn estimators :class:`SparsemaxClassifier`,
+- the scikit-learn estimators :class:`FenchelYoungClassifier` (any loss,
+  including one you write), :class:`SparsemaxClassifier`,
   :class:`SparseSoftmaxClassifier`, :class:`EntmaxClassifier` and
   :class:`SparsemaxMultiLabel` (defined in :mod:`sksparsemax.linear_model`);
 - :mod:`sksparsemax.datasets` and :mod:`sksparsemax.continuous` (continuous
@@ -23,6 +24,7 @@ __version__ = "0.1.0.dev0"
 
 _ESTIMATORS = (
     "EntmaxClassifier",
+    "FenchelYoungClassifier",
     "SparseSoftmaxClassifier",
     "SparsemaxClassifier",
     "SparsemaxMultiLabel",

@@ -20,7 +20,8 @@ This subpackage depends on NumPy and SciPy only.
 
 from ._attention import ContinuousAttention1D, ContinuousAttention2D
 from ._basis import GaussianRBF1D, GaussianRBF2D
-from ._density import BetaGaussian, EllipsoidSupport, MultivariateBetaGaussian
+from ._density_1d import BetaGaussian
+from ._density_nd import EllipsoidSupport, MultivariateBetaGaussian
 from ._expectation_1d import (
     rbf_expectation_1d,
     rbf_expectation_and_jacobian_1d,

@@ -2,102 +2,16 @@
 
 import numpy as np
 
+from ._attention_base import AttentionBase
 from ._basis import GaussianRBF1D, GaussianRBF2D
 from ._expectation_1d import rbf_expectation_1d, rbf_expectation_and_jacobian_1d, rbf_expectation_vjp_1d
 from ._expectation_2d import rbf_expectation_2d, rbf_expectation_and_jacobian_2d, rbf_expectation_vjp_2d
-from ._utils import as_float_array, check_alpha
+from ._utils import as_float_array
 
 __all__ = ["ContinuousAttention1D", "ContinuousAttention2D"]
 
 
-def _ridge_operator(F, ridge):
-    """G = (F'F + ridge I)^-1 F', so that the coefficients are G @ values."""
-    n_basis = F.shape[1]
-    gram = F.T @ F + ridge * np.eye(n_basis)
-    try:
-        return np.linalg.solve(gram, F.T)
-    except np.linalg.LinAlgError:
-        raise ValueError(
-            "The ridge system is singular: use ridge > 0 or more positions than basis functions."
-        ) from None
-
-
-def _check_ridge(ridge):
-    try:
-        value = float(ridge)
-    except (TypeError, ValueError):
-        raise ValueError(f"ridge must be a non-negative number, got {ridge!r}.") from None
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"ridge must be a finite non-negative number, got {ridge!r}.")
-    return value
-
-
-class _AttentionBase:
-    _basis_type = None
-
-    def __init__(self, basis, alpha=2.0, ridge=0.1, **options):
-        if not isinstance(basis, self._basis_type):
-            raise ValueError(f"basis must be a {self._basis_type.__name__}, got {type(basis).__name__}.")
-        self.basis = basis
-        self.alpha = check_alpha(alpha)
-        self.ridge = _check_ridge(ridge)
-        self.options = options
-
-    def _fit(self, values, positions):
-        F = self.basis(positions)
-        self.coef_ = np.einsum("nl,...ld->...nd", _ridge_operator(F, self.ridge), values)
-        return self
-
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise ValueError(f"This {type(self).__name__} is not fitted yet: call fit(values) first.")
-
-    def _combine(self, r):
-        try:
-            return np.einsum("...n,...nd->...d", r, self.coef_)
-        except ValueError:
-            raise ValueError(
-                f"The densities' batch shape {r.shape[:-1]} does not broadcast with the "
-                f"values' batch shape {self.coef_.shape[:-2]}."
-            ) from None
-
-    def _grad_r(self, grad_context, batch_shape):
-        """Upstream gradient on r, broadcast to the full batch shape (returned too)."""
-        self._check_fitted()
-        grad_context = as_float_array(grad_context, "grad_context")
-        try:
-            full = np.broadcast_shapes(batch_shape, self.coef_.shape[:-2], grad_context.shape[:-1])
-            grad_r = np.einsum("...nd,...d->...n", self.coef_, grad_context)
-            return np.broadcast_to(grad_r, full + (self.basis.n_basis,)), full
-        except ValueError:
-            raise ValueError(
-                f"grad_context {grad_context.shape}, the densities' batch shape {batch_shape} and "
-                f"the values' batch shape {self.coef_.shape[:-2]} do not broadcast together."
-            ) from None
-
-
-    def _with_vjp(self, r, jac):
-        """Context c = B'r and a closure g -> J (B g) reusing the precomputed Jacobian."""
-        shape = r.shape[:-1]
-        context = self._combine(r)
-
-        def vjp(grad_context):
-            grad_r, full = self._grad_r(grad_context, shape)
-            jac_full = np.broadcast_to(jac, full + jac.shape[-2:])
-            return _sum_to(np.einsum("...kn,...n->...k", jac_full, grad_r), shape)
-
-        return context, vjp
-
-
-def _sum_to(grad, shape):
-    """Sum a (full_shape + (k,)) gradient down to shape + (k,) (undo broadcasting)."""
-    extra = grad.ndim - 1 - len(shape)
-    grad = grad.sum(axis=tuple(range(extra)))
-    axes = tuple(i for i, s in enumerate(shape) if s == 1 and grad.shape[i] != 1)
-    return grad.sum(axis=axes, keepdims=True) if axes else grad
-
-
-class ContinuousAttention1D(_AttentionBase):
+class ContinuousAttention1D(AttentionBase):
     r"""Continuous attention over a sequence [1]_ [2]_.
 
     Values :math:`v_\ell \in \mathbb{R}^D` observed at positions :math:`t_\ell \in [0, 1]`
@@ -151,6 +65,8 @@ class ContinuousAttention1D(_AttentionBase):
     """
 
     _basis_type = GaussianRBF1D
+    _expectation_vjp = staticmethod(rbf_expectation_vjp_1d)
+    _point_shape, _scale_shape = (), ()
 
     def fit(self, values, positions=None):
         """Fit the value function by ridge regression.
@@ -181,12 +97,6 @@ class ContinuousAttention1D(_AttentionBase):
         n_pos = values.shape[-2]
         if positions is None:
             positions = (np.arange(n_pos) + 0.5) / n_pos
-        positions = as_float_array(positions, "positions")
-        if positions.shape != (n_pos,):
-            raise ValueError(
-                f"positions and values have mismatched shapes: positions {positions.shape}, "
-                f"values {values.shape} (expected positions of shape ({n_pos},))."
-            )
         return self._fit(values, positions)
 
     def expectation(self, mu, sigma2):
@@ -261,11 +171,7 @@ class ContinuousAttention1D(_AttentionBase):
         (2, 2)
         """
         mu, sigma2 = np.asarray(mu, dtype=float), np.asarray(sigma2, dtype=float)
-        shape = np.broadcast_shapes(mu.shape, sigma2.shape)
-        grad_r, full = self._grad_r(grad_context, shape)
-        mu, sigma2 = np.broadcast_to(mu, full), np.broadcast_to(sigma2, full)
-        grad = rbf_expectation_vjp_1d(mu, sigma2, self.basis, grad_r, self.alpha, **self.options)
-        return _sum_to(grad, shape)
+        return self._context_vjp(mu, sigma2, grad_context)
 
     def context_with_vjp(self, mu, sigma2):
         r"""Context vectors and their vector-Jacobian product, from one fused pass.
@@ -302,7 +208,7 @@ class ContinuousAttention1D(_AttentionBase):
         return self._with_vjp(r, jac)
 
 
-class ContinuousAttention2D(_AttentionBase):
+class ContinuousAttention2D(AttentionBase):
     r"""Continuous attention over an image (a 2D grid of positions) [1]_ [2]_.
 
     As :class:`ContinuousAttention1D` with positions :math:`t \in [0, 1]^2`,
@@ -344,6 +250,8 @@ class ContinuousAttention2D(_AttentionBase):
     """
 
     _basis_type = GaussianRBF2D
+    _expectation_vjp = staticmethod(rbf_expectation_vjp_2d)
+    _point_shape, _scale_shape = (2,), (2, 2)
 
     @staticmethod
     def grid_positions(height, width):
@@ -404,12 +312,6 @@ class ContinuousAttention2D(_AttentionBase):
             height, width = values.shape[-3:-1]
             positions = self.grid_positions(height, width)
             values = values.reshape(values.shape[:-3] + (height * width, values.shape[-1]))
-        positions = as_float_array(positions, "positions")
-        if values.ndim < 2 or positions.shape != (values.shape[-2], 2):
-            raise ValueError(
-                f"positions and values have mismatched shapes: positions {positions.shape}, "
-                f"values {values.shape} (expected values (..., P, D) and positions (P, 2))."
-            )
         return self._fit(values, positions)
 
     def expectation(self, mu, Sigma):
@@ -491,11 +393,7 @@ class ContinuousAttention2D(_AttentionBase):
         mu, Sigma = np.asarray(mu, dtype=float), np.asarray(Sigma, dtype=float)
         if mu.shape[-1:] != (2,) or Sigma.shape[-2:] != (2, 2):
             raise ValueError(f"mu must be (..., 2) and Sigma (..., 2, 2), got {mu.shape} and {Sigma.shape}.")
-        shape = np.broadcast_shapes(mu.shape[:-1], Sigma.shape[:-2])
-        grad_r, full = self._grad_r(grad_context, shape)
-        mu, Sigma = np.broadcast_to(mu, full + (2,)), np.broadcast_to(Sigma, full + (2, 2))
-        grad = rbf_expectation_vjp_2d(mu, Sigma, self.basis, grad_r, self.alpha, **self.options)
-        return _sum_to(grad, shape)
+        return self._context_vjp(mu, Sigma, grad_context)
 
     def context_with_vjp(self, mu, Sigma):
         r"""Context vectors and their vector-Jacobian product, from one fused pass.

@@ -7,6 +7,13 @@ from ._utils import as_float_array, broadcast, check_positive, check_spd
 __all__ = ["GaussianRBF1D", "GaussianRBF2D"]
 
 
+def _check_layout(count, name, widths):
+    """A positive integer ``count`` of centres (per axis) and a flat array of positive widths."""
+    if int(count) != count or count < 1:
+        raise ValueError(f"{name} must be a positive integer, got {count!r}.")
+    return int(count), check_positive(np.atleast_1d(widths), "widths").ravel()
+
+
 class GaussianRBF1D:
     r"""Univariate Gaussian radial basis functions :math:`\psi_j(t) = N(t; \mu_j, \sigma_j^2)`.
 
@@ -76,11 +83,9 @@ class GaussianRBF1D:
         >>> GaussianRBF1D.uniform(3, widths=0.2).mu
         array([0. , 0.5, 1. ])
         """
-        if int(n_centers) != n_centers or n_centers < 1:
-            raise ValueError(f"n_centers must be a positive integer, got {n_centers!r}.")
-        widths = check_positive(np.atleast_1d(widths), "widths").ravel()
-        centers = np.linspace(low, high, int(n_centers))
-        return cls(np.tile(centers, widths.size), np.repeat(widths, int(n_centers)))
+        n_centers, widths = _check_layout(n_centers, "n_centers", widths)
+        centers = np.linspace(low, high, n_centers)
+        return cls(np.tile(centers, widths.size), np.repeat(widths, n_centers))
 
     @property
     def n_basis(self):
@@ -191,10 +196,8 @@ class GaussianRBF2D:
                [1., 0.],
                [1., 1.]])
         """
-        if int(n_per_side) != n_per_side or n_per_side < 1:
-            raise ValueError(f"n_per_side must be a positive integer, got {n_per_side!r}.")
-        widths = check_positive(np.atleast_1d(widths), "widths").ravel()
-        axis = np.linspace(low, high, int(n_per_side))
+        n_per_side, widths = _check_layout(n_per_side, "n_per_side", widths)
+        axis = np.linspace(low, high, n_per_side)
         centers = np.stack(np.meshgrid(axis, axis, indexing="ij"), axis=-1).reshape(-1, 2)
         mu = np.tile(centers, (widths.size, 1))
         Sigma = np.repeat(widths**2, centers.shape[0])[:, None, None] * np.eye(2)

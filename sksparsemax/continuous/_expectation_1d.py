@@ -1,18 +1,27 @@
-"""Forward and backward passes of 1D continuous attention: E_p[psi(t)] and its Jacobian."""
+"""Forward and backward passes of 1D continuous attention: E_p[psi(t)] and its Jacobian.
+
+The public functions, their validation, and the Gauss-Jacobi quadrature with an a
+priori node count for general ``alpha``; the closed forms for ``alpha`` in {1, 2}
+are in :mod:`._closed_1d`.
+"""
 
 import numpy as np
-from scipy.special import gammaln, ndtr
+from scipy.special import gammaln
 
+from .._checks import check_alpha
 from ._basis import GaussianRBF1D
+from ._closed_1d import closed_terms
 from ._utils import (
     as_float_array,
     broadcast,
-    check_alpha,
+    check_method,
+    check_number,
     check_positive,
     chunks,
     gauss_jacobi,
-    log_rho2,
+    jacobian_vjp,
 )
+from ._utils import half_width as _half_width  # benchmarks/bench_continuous.py imports this name
 
 __all__ = [
     "rbf_expectation_1d",
@@ -20,12 +29,6 @@ __all__ = [
     "rbf_expectation_jacobian_1d",
     "rbf_expectation_vjp_1d",
 ]
-
-_SQRT_2PI = np.sqrt(2 * np.pi)
-# Below this half-width (in units of the basis width) the alpha = 2 closed forms
-# lose digits to cancellation; a 24-node Gauss rule is exact to rounding there.
-_NARROW = 0.05
-_N_NARROW = 24
 
 
 def _prepare(mu, sigma2, basis, alpha, method):
@@ -35,52 +38,10 @@ def _prepare(mu, sigma2, basis, alpha, method):
     mu, sigma2 = broadcast({"mu": mu, "sigma2": sigma2})
     if not isinstance(basis, GaussianRBF1D):
         raise ValueError(f"basis must be a GaussianRBF1D, got {type(basis).__name__}.")
-    if method not in ("auto", "closed", "quadrature"):
-        raise ValueError(f"method must be 'auto', 'closed' or 'quadrature', got {method!r}.")
-    if method == "closed" and alpha not in (1.0, 2.0):
-        raise ValueError(f"method='closed' needs alpha = 1 or 2, got alpha={alpha}.")
-    if method == "quadrature" and alpha == 1:
-        raise ValueError("method='quadrature' needs alpha > 1 (the support must be compact).")
+    check_method(method, alpha)
     use_closed = alpha in (1.0, 2.0) and method != "quadrature"
     shape = mu.shape
     return alpha, mu.ravel(), sigma2.ravel(), shape, use_closed
-
-
-def _half_width(sigma2, alpha):
-    """Support half-width a = rho * sigma (alpha > 1)."""
-    return np.sqrt(np.exp(log_rho2(1, alpha, np.log(sigma2))) * sigma2)
-
-
-def _phi(z):
-    return np.exp(-0.5 * z * z) / _SQRT_2PI
-
-
-def _normal_mass(u, v):
-    """Phi(v) - Phi(u) for u <= v, accurate in both tails.
-
-    For u > 0 the mirrored difference Phi(-u) - Phi(-v) avoids cancellation near 1;
-    the arguments are swapped before the (only two) ndtr calls.
-    """
-    flip = u > 0
-    lo = np.where(flip, -v, u)
-    hi = np.where(flip, -u, v)
-    return ndtr(hi) - ndtr(lo)
-
-
-def _rule(n, exponent):
-    """Gauss-Jacobi rule for the weight (1 - x^2)**exponent on [-1, 1], normalised (cached)."""
-    return gauss_jacobi(n, exponent, exponent)
-
-
-def _gauss_moments(mu, a, mj, sj, x, w, powers):
-    """sum_k w_k x_k**p psi_j(mu + a x_k) for p in powers (w normalised).
-
-    ``mu, a`` and ``mj, sj`` broadcast together to a shape S; returns a list of arrays of shape S.
-    Used by the alpha = 2 closed forms where the support is much narrower than the basis.
-    """
-    z = (mu[..., None] + a[..., None] * x - mj[..., None]) / sj[..., None]
-    vals = np.exp(-0.5 * z * z) / (_SQRT_2PI * sj[..., None])
-    return [np.sum(vals * (w * x**p), axis=-1) for p in powers]
 
 
 # ---------------------------------------------------------------------------------------
@@ -110,6 +71,11 @@ _LADDER = np.unique(
     np.concatenate([np.arange(2, 16), np.round(16 * 2 ** (np.arange(0, 120) / 6)).astype(int)])
 )
 _LADDERS = {}
+
+
+def _rule(n, exponent):
+    """Gauss-Jacobi rule for the weight (1 - x^2)**exponent on [-1, 1], normalised (cached)."""
+    return gauss_jacobi(n, exponent, exponent)
 
 
 def _ladder(gamma, tol, n_min, n_max):
@@ -177,7 +143,7 @@ def _jacobi_moments(mu, a, basis, gamma, tol, n_min, n_max, want_r, want_jac):
             np.exp(z, out=z)
             res[sl] = (z.reshape(-1, n) @ W).reshape(z.shape[0], n_basis, n_cols)
         out[idx] = res
-    out *= (inv_s / _SQRT_2PI)[:, None]
+    out *= (inv_s / np.sqrt(2 * np.pi))[:, None]
     return out
 
 
@@ -198,60 +164,14 @@ def _quadrature_terms(mu, sigma2, basis, alpha, tol, n_min, n_max, want_r, want_
     return r, za * m[..., k], za * a[:, None] * m[..., k + 1]
 
 
-def _closed_terms(mu, sigma2, basis, alpha, want_r, want_jac):
-    """alpha in {1, 2}: r and (cov(t, psi), cov((t - mu)^2, psi)), sharing the erf work."""
-    mj, sj = basis.mu, basis.sigma
-    mu, sigma2 = mu[:, None], sigma2[:, None]
-    r = c1 = c2 = None
-    if alpha == 1:
-        s2 = sigma2 + sj**2
-        r = np.exp(-0.5 * (mu - mj) ** 2 / s2) / np.sqrt(2 * np.pi * s2)
-        if want_jac:
-            e = sigma2 * (mj - mu) / s2  # mean of the product density minus mu
-            post_var = sigma2 * sj**2 / s2
-            c1, c2 = r * e, r * (post_var + e * e - sigma2)
-        return r, c1, c2
-    a = _half_width(sigma2, alpha)
-    h = a / sj
-    u = (mu - a - mj) / sj
-    v = (mu + a - mj) / sj
-    pu, pv, mass = _phi(u), _phi(v), _normal_mass(u, v)
-    if want_r:
-        # p(t) = (a^2 - (t - mu)^2) / (2 sigma2) = sj^2 (v - z)(z - u) / (2 sigma2), z = (t - mj) / sj
-        r = sj**2 / (2 * sigma2) * (v * pu - u * pv - (1 + u * v) * mass)
-    if want_jac:
-        m = 0.5 * (u + v)
-        # With w = z - m in [-h, h]: int w phi = int z phi - m mass, int (w^2 - h^2/3) phi likewise.
-        int_z = pu - pv
-        int_z2 = mass + u * pu - v * pv
-        int_w = int_z - m * mass
-        int_w2 = int_z2 - 2 * m * int_z + m * m * mass
-        c1 = sj * int_w
-        c2 = sj**2 * (int_w2 - h * h / 3 * mass)
-    narrow = np.nonzero(np.broadcast_to(h < _NARROW, u.shape))
-    if narrow[0].size:
-        ab = np.broadcast_to(a, u.shape)[narrow]
-        mu_n, mj_n, sj_n = mu[narrow[0], 0], mj[narrow[1]], sj[narrow[1]]
-        if want_r:
-            x, w = _rule(_N_NARROW, 1.0)
-            (r[narrow],) = _gauss_moments(mu_n, ab, mj_n, sj_n, x, w, [0])
-        if want_jac:
-            x, w = _rule(_N_NARROW, 0.0)
-            m0, m1, m2 = _gauss_moments(mu_n, ab, mj_n, sj_n, x, w, [0, 1, 2])
-            size = 2 * ab  # |S|: the weights are normalised
-            c1[narrow] = size * ab * m1
-            c2[narrow] = size * ab**2 * (m2 - np.sum(w * x * x) * m0)
-    return r, c1, c2
-
-
 def _compute(mu, sigma2, basis, alpha, method, tol, n_min, n_max, want_r, want_jac):
     """Shared driver: returns (r, jac) reshaped to the batch shape (None where not wanted)."""
     alpha, mu_f, s2_f, shape, use_closed = _prepare(mu, sigma2, basis, alpha, method)
     if use_closed:
-        r, c1, c2 = _closed_terms(mu_f, s2_f, basis, alpha, want_r, want_jac)
+        r, c1, c2 = closed_terms(mu_f, s2_f, basis, alpha, want_r, want_jac)
     else:
         n_min, n_max = _check_nodes(n_min, n_max)
-        tol = _check_tol(tol)
+        tol = check_number(tol, "tol", strict=True)
         r, c1, c2 = _quadrature_terms(mu_f, s2_f, basis, alpha, tol, n_min, n_max, want_r, want_jac)
     if r is not None:
         r = r.reshape(shape + (basis.n_basis,))
@@ -266,16 +186,6 @@ def _check_nodes(n_min, n_max):
     if int(n_min) != n_min or int(n_max) != n_max or not 1 <= n_min <= n_max:
         raise ValueError(f"n_min and n_max must be integers with 1 <= n_min <= n_max, got {n_min!r}, {n_max!r}.")
     return int(n_min), int(n_max)
-
-
-def _check_tol(tol):
-    try:
-        value = float(tol)
-    except (TypeError, ValueError):
-        raise ValueError(f"tol must be a positive number, got {tol!r}.") from None
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"tol must be a positive finite number, got {tol!r}.")
-    return value
 
 
 def rbf_expectation_1d(mu, sigma2, basis, alpha=2.0, *, method="auto", tol=1e-12, n_min=4, n_max=4096):
@@ -518,10 +428,4 @@ def rbf_expectation_vjp_1d(mu, sigma2, basis, grad_r, alpha=2.0, **kwargs):
     (2, 2)
     """
     jac = rbf_expectation_jacobian_1d(mu, sigma2, basis, alpha, **kwargs)
-    grad_r = as_float_array(grad_r, "grad_r")
-    if grad_r.shape != jac.shape[:-2] + (jac.shape[-1],):
-        raise ValueError(
-            f"grad_r must have shape {jac.shape[:-2] + (jac.shape[-1],)} (batch shape + (N,)), "
-            f"got {grad_r.shape}."
-        )
-    return np.einsum("...kn,...n->...k", jac, grad_r)
+    return jacobian_vjp(jac, grad_r)

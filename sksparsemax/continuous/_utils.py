@@ -1,4 +1,8 @@
-"""Validation helpers and the shared radius/threshold formulas (private).
+"""Helpers shared by the continuous modules (private).
+
+Validation of the inputs, the radius/threshold formulas of the beta-Gaussian,
+the contraction of a Jacobian with an upstream gradient, closed-form 2 x 2
+inverses, chunking of batches and Gauss-Jacobi rules.
 
 Conventions used throughout :mod:`sksparsemax.continuous` (see the
 docstring of :class:`~sksparsemax.continuous.BetaGaussian`): for
@@ -19,17 +23,6 @@ from scipy.special import gammaln
 __all__ = []
 
 
-def check_alpha(alpha):
-    """Return ``alpha`` as a float after checking ``alpha >= 1``."""
-    try:
-        value = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a real number >= 1, got {alpha!r}.") from None
-    if np.ndim(alpha) != 0 or not np.isfinite(value) or value < 1:
-        raise ValueError(f"alpha must be a finite real number >= 1, got {alpha!r}.")
-    return value
-
-
 def as_float_array(value, name):
     """Convert to a float64 array and check it is finite."""
     try:
@@ -47,6 +40,33 @@ def check_positive(value, name):
     if np.any(arr <= 0):
         raise ValueError(f"{name} must be strictly positive, got min {arr.min()!r}.")
     return arr
+
+
+def check_number(value, name, *, strict):
+    """Return a finite float that is positive (``strict``) or non-negative."""
+    word = "positive" if strict else "non-negative"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a {word} number, got {value!r}.") from None
+    if not (np.isfinite(number) and (number > 0 if strict else number >= 0)):
+        raise ValueError(f"{name} must be a finite {word} number, got {value!r}.")
+    return number
+
+
+def check_method(method, alpha):
+    """Check the ``method`` of an expectation against ``alpha`` (a float >= 1).
+
+    The closed forms exist for ``alpha`` in {1, 2} only, and the quadrature needs
+    the compact support of ``alpha > 1``.
+    """
+    if method not in ("auto", "closed", "quadrature"):
+        raise ValueError(f"method must be 'auto', 'closed' or 'quadrature', got {method!r}.")
+    if method == "closed" and alpha not in (1.0, 2.0):
+        raise ValueError(f"method='closed' needs alpha = 1 or 2, got alpha={alpha}.")
+    if method == "quadrature" and alpha == 1:
+        raise ValueError("method='quadrature' needs alpha > 1 (the support must be compact).")
+    return method
 
 
 def broadcast(named):
@@ -103,6 +123,31 @@ def log_rho2(d, alpha, logdet):
     return 2.0 * log_radius(d, alpha) - logdet / (d + 2.0 / (alpha - 1.0))
 
 
+def half_width(sigma2, alpha):
+    """Half-width a = rho * sigma of the support of the 1D beta-Gaussian (alpha > 1)."""
+    return np.sqrt(np.exp(log_rho2(1, alpha, np.log(sigma2))) * sigma2)
+
+
+def jacobian_vjp(jac, grad_r):
+    """Contract a Jacobian (*batch, K, N) with an upstream gradient (*batch, N)."""
+    grad_r = as_float_array(grad_r, "grad_r")
+    expected = jac.shape[:-2] + (jac.shape[-1],)
+    if grad_r.shape != expected:
+        raise ValueError(f"grad_r must have shape {expected} (batch shape + (N,)), got {grad_r.shape}.")
+    return np.einsum("...kn,...n->...k", jac, grad_r)
+
+
+def inv2(M):
+    """Inverse and determinant of a stack of 2 x 2 matrices, in closed form."""
+    det = M[..., 0, 0] * M[..., 1, 1] - M[..., 0, 1] * M[..., 1, 0]
+    inv = np.empty_like(M)
+    inv[..., 0, 0] = M[..., 1, 1]
+    inv[..., 1, 1] = M[..., 0, 0]
+    inv[..., 0, 1] = -M[..., 0, 1]
+    inv[..., 1, 0] = -M[..., 1, 0]
+    return inv / det[..., None, None], det
+
+
 def chunks(n_items, per_item, budget=2**22):
     """Yield slices over ``n_items`` so that ``len(slice) * per_item <= budget``."""
     step = max(1, int(budget // max(per_item, 1)))
@@ -111,8 +156,9 @@ def chunks(n_items, per_item, budget=2**22):
 
 
 _RULES = {}
-# Up to this many nodes the Golub-Welsch eigenvectors are cheap (< 0.1 s); beyond it
-# the weights come from the Christoffel function (O(n^2) time, O(n) memory).
+# Golub-Welsch computes the whole n x n eigenvector matrix for its first row only;
+# up to this many nodes that costs little, beyond it the weights come from the
+# Christoffel function instead (O(n^2) time, O(n) memory).
 _GW_MAX = 384
 
 
@@ -124,9 +170,9 @@ def gauss_jacobi(n, a, b):
     eigenvectors give the weights; for more nodes the eigenvalues are computed alone
     and the weights are the Christoffel numbers ``1 / sum_k p_k(x_i)^2`` of the
     orthonormal polynomials. (SciPy's ``roots_jacobi`` is not used: for negative
-    exponents its weights lose accuracy quickly with n, about 1e-9 at n = 1024 for
-    exponent -0.8, where these rules stay within about 1e-12; the Chebyshev weight
-    ``a = b = -1/2`` has closed-form nodes.) Rules are cached.
+    exponents its weights lose accuracy as n grows, while both methods here work on
+    the well-conditioned symmetric matrix; the Chebyshev weight ``a = b = -1/2`` has
+    closed-form nodes.) Rules are cached, as the expectations reuse a few sizes.
     """
     key = (int(n), float(a), float(b))
     if key not in _RULES:

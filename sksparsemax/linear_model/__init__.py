@@ -7,19 +7,27 @@ same ``C``, ``tol``, ``max_iter``, ``class_weight``, ``warm_start`` and
 but probabilities with exact zeros.
 
 =================================  ==========================================
+:class:`FenchelYoungClassifier`    any loss of :mod:`sksparsemax.losses`, or
+                                   one of your own
 :class:`SparsemaxClassifier`       sparsemax loss (Martins & Astudillo, 2016)
 :class:`SparseSoftmaxClassifier`   top-k sparse-softmax loss (Sun et al., 2021)
 :class:`EntmaxClassifier`          alpha-entmax loss (Peters et al., 2019)
 :class:`SparsemaxMultiLabel`       multi-label classification and label
-                                   proportions (sparsemax or softmax loss)
+                                   proportions (any loss)
 =================================  ==========================================
 """
 
-from ._classifiers import EntmaxClassifier, SparsemaxClassifier, SparseSoftmaxClassifier
+from ._classifiers import (
+    EntmaxClassifier,
+    FenchelYoungClassifier,
+    SparsemaxClassifier,
+    SparseSoftmaxClassifier,
+)
 from ._multilabel import SparsemaxMultiLabel
 
 __all__ = [
     "EntmaxClassifier",
+    "FenchelYoungClassifier",
     "SparseSoftmaxClassifier",
     "SparsemaxClassifier",
     "SparsemaxMultiLabel",

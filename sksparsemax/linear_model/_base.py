@@ -13,9 +13,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..losses import check_target
+from ._fit import FitSettings, fit_coefficients, policy_for
 from ._linear_loss import LinearModelLoss
-from ._preconditioner import gram_preconditioner, row_space_reduction
-from ._solver import minimize_lbfgs, minimize_newton_cg
 
 _ACCEPT_SPARSE = ["csr", "csc"]
 _DTYPES = [np.float64, np.float32]
@@ -62,39 +61,6 @@ def _check_sample_weight(sample_weight, n_samples, dtype):
     return sw
 
 
-#: Sparse ``X`` whose empty columns are at least this fraction of all columns
-#: is fitted on its non-empty columns only (see ``_active_features``).
-_MIN_EMPTY_FRACTION = 0.05
-
-
-def _active_features(X):
-    """Mask of the columns of a sparse ``X`` that have a stored entry, or None.
-
-    The weights of a feature that is zero in every sample get the gradient
-    ``l2 * w`` only, so their optimum is 0 and, from 0, L-BFGS never moves
-    them (their entries of the gradient, of every step and of every update
-    pair are 0, so the iterates of the other coefficients are those of the
-    reduced problem). Fitting on the non-empty columns only is therefore
-    exact; it shrinks L-BFGS's bookkeeping, which for bag-of-words data
-    (many words never occur in a training set, or in a CV fold) is a large
-    part of a fit. Returns None for dense ``X`` (never copied) and when
-    fewer than ``_MIN_EMPTY_FRACTION`` of the columns are empty (not worth
-    a copy of ``X``).
-    """
-    if not sp.issparse(X) or X.shape[1] == 0:
-        return None
-    X_fmt = X.format
-    if X_fmt == "csc":
-        counts = np.diff(X.indptr)
-    else:
-        counts = np.bincount(X.tocsr().indices, minlength=X.shape[1])
-    active = counts > 0
-    n_empty = X.shape[1] - int(np.count_nonzero(active))
-    if n_empty == 0 or n_empty < _MIN_EMPTY_FRACTION * X.shape[1]:
-        return None
-    return active
-
-
 def _mean_target(target, sample_weight, sw_sum):
     """The (weighted) mean target distribution (K,) of a checked Target."""
     if target.is_indices:
@@ -109,21 +75,12 @@ def _mean_target(target, sample_weight, sw_sum):
     return sample_weight.astype(np.float64) @ target.proba / sw_sum
 
 
-def _objective_rtol(dtype):
-    """Relative rounding level of the objective for data of ``dtype``.
-
-    The per-sample losses are computed in the dtype of ``X`` (float32 stays
-    float32), so their mean is exact to a few float32 ulps at best.
-    """
-    return max(64 * np.finfo(np.float64).eps, 16 * float(np.finfo(dtype).eps))
-
-
 class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
     """Base class: linear scores fitted by L-BFGS or Newton-CG on a loss of raw scores.
 
     Subclasses define ``_make_loss(n_classes)`` (the loss object of
-    :mod:`sksparsemax.losses`) and may override ``_check_params_vs_data``,
-    ``_encode_target`` and ``_solve``.
+    :mod:`sksparsemax.losses`) and may override ``_check_params_vs_data``
+    and ``_encode_target``; how the fit runs is decided in :mod:`._fit`.
 
     Warning: This class should not be used directly. Use derived classes
     instead.
@@ -188,56 +145,6 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         )
         return cw[target]
 
-    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2,
-               precondition="auto"):
-        """Run the solver from ``w0``; return the packed solution and n_iter.
-
-        ``precondition`` (L-BFGS only): a change of variables, None, or
-        "auto" for :func:`gram_preconditioner` where it pays off.
-        """
-        args = (X, target, n_classes, sample_weight, l2)
-        if self.solver == "newton-cg":
-            w, _, n_iter = minimize_newton_cg(
-                linear_loss.loss_gradient_hessian_product,
-                linear_loss.loss,
-                w0,
-                args=args,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                f_rtol=_objective_rtol(X.dtype),
-                verbose=self.verbose,
-                name=type(self).__name__,
-                extra_warning_msg=self._convergence_hint(n_classes),
-            )
-            return w, n_iter
-        w, _, n_iter = minimize_lbfgs(
-            linear_loss.loss_gradient,
-            w0,
-            args=args,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            verbose=self.verbose,
-            name=type(self).__name__,
-            extra_warning_msg=self._convergence_hint(n_classes),
-            stall=self._stall_rule(n_classes),
-            precondition=(
-                gram_preconditioner(X, n_classes, self.fit_intercept, l2, sample_weight)
-                if isinstance(precondition, str) else precondition
-            ),
-        )
-        return w, n_iter
-
-    def _stall_rule(self, n_classes):
-        """``(window, rtol)`` of the objective-stall stop of L-BFGS, or None.
-
-        None for the smooth losses: only the gradient criterion stops them.
-        """
-        return None
-
-    def _convergence_hint(self, n_classes):
-        """Extra text for the ConvergenceWarning (or None)."""
-        return None
-
     def _validate_fit_data(self, X, y):
         return validate_data(
             self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES
@@ -291,43 +198,22 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         )
 
         target = check_target(target, X.shape[0], n_classes)
-        linear_loss = LinearModelLoss(self._make_loss(n_classes), self.fit_intercept)
-        X = linear_loss.prepare_data(X)
+        loss = self._make_loss(n_classes)
+        linear_loss = LinearModelLoss(loss, self.fit_intercept)
+        X = linear_loss.prepare_data(X, n_classes)
         w0 = self._initial_coef(
             linear_loss, classes, n_features, target, sample_weight, sw_sum
         )
-        l2 = 1.0 / (self.C * sw_sum)
-        reduction = None
-        if self.solver == "lbfgs":
-            reduction = row_space_reduction(
-                X, n_classes, self.fit_intercept, sample_weight
-            )
-        active = None if reduction is not None else _active_features(X)
-        if reduction is not None:
-            # More features than samples: the same problem, exactly, in the
-            # row space of X (see RowSpaceReduction).
-            w_red, n_iter = self._solve(
-                linear_loss, reduction.features, target, n_classes, sample_weight,
-                reduction.reduce(w0, linear_loss, n_classes), l2,
-            )
-            weights, intercept = reduction.expand(w_red, linear_loss, n_classes)
-            del reduction
-        elif active is None:
-            w, n_iter = self._solve(
-                linear_loss, X, target, n_classes, sample_weight, w0, l2
-            )
-            weights, intercept = linear_loss.weight_intercept(w, n_classes)
-        else:
-            # Empty columns: weight 0 at the optimum; fit the others only.
-            W0, b0 = linear_loss.weight_intercept(w0, n_classes)
-            w_act, n_iter = self._solve(
-                linear_loss, X[:, active], target, n_classes, sample_weight,
-                linear_loss.pack(W0[:, active], b0), l2,
-            )
-            w_act, intercept = linear_loss.weight_intercept(w_act, n_classes)
-            weights = np.zeros((n_classes, n_features))
-            weights[:, active] = w_act
+        settings = FitSettings(
+            self.solver, self.max_iter, self.tol, self.verbose, type(self).__name__
+        )
+        weights, intercept, n_iter = fit_coefficients(
+            linear_loss, X, target, n_classes, sample_weight, w0,
+            1.0 / (self.C * sw_sum), settings,
+            policy_for(loss, n_classes, self._warm_started),
+        )
 
+        self.loss_ = loss
         self.classes_ = classes
         self.coef_ = weights.astype(X.dtype)
         if intercept is None:
@@ -423,8 +309,6 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         Z = self._raw_scores(X)
         return self.classes_[np.argmax(Z, axis=1)]
 
-    def _proba_from_scores(self, Z):
-        return self._make_loss(Z.shape[1]).predict_proba(Z)
 
     def predict_proba(self, X):
         """Class probabilities, with exact zeros.
@@ -439,7 +323,8 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             Each row is on the probability simplex; columns follow
             ``classes_``.
         """
-        return self._proba_from_scores(self._raw_scores(X))
+        Z = self._raw_scores(X)
+        return self.loss_.predict_proba(Z)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`; ``-inf`` where it is exactly 0.

@@ -1,28 +1,11 @@
 """Multi-class linear classifiers with sparse probabilities."""
 
-import warnings
 from numbers import Integral, Real
 
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..losses import EntmaxLoss, SoftmaxLoss, SparseSoftmaxLoss, SparsemaxLoss
-from ._base import _BaseSparseLinearClassifier, _objective_rtol
-from ._preconditioner import gram_preconditioner
-from ._solver import minimize_lbfgs, minimize_newton_cg
-
-#: SparseSoftmaxClassifier (k < n_classes) also stops when the objective
-#: decreased by at most ``tol`` (relative) over this many L-BFGS iterations.
-STALL_WINDOW = 10
-
-#: L-BFGS iterations on the softmax loss that start SparseSoftmaxClassifier
-#: off the all-equal tie of the zero initialisation.
-SOFTMAX_WARMUP_ITER = 5
-
-#: With solver="newton-cg" and k < n_classes, Newton stops as stalled when
-#: two consecutive line searches cut the step to this or less (a kink), and
-#: L-BFGS finishes.
-NEWTON_STALL_STEP = 1.0 / 16
+from ..losses import FenchelYoungLoss, get_loss, loss_names
+from ._base import _BaseSparseLinearClassifier
 
 _COMMON_PARAMETERS = """C : float, default=1.0
         Inverse of the L2 regularisation strength, as in
@@ -131,6 +114,107 @@ class _BaseMultiClass(_BaseSparseLinearClassifier):
         self.class_weight = class_weight
 
 
+class FenchelYoungClassifier(_BaseMultiClass):
+    __doc__ = _doc(
+        r"""Linear classifier trained with any Fenchel-Young loss.
+
+    The generic estimator behind the named classifiers: the scores
+    :math:`z = W x + b` are fitted with the loss ``loss`` (a name, or any
+    :class:`~sksparsemax.losses.FenchelYoungLoss`, including one you write),
+
+    .. math::
+
+        L(z; y) = \Omega^*(z) + \Omega(e_y) - z_y, \qquad
+        \nabla_z L = \hat p(z) - e_y,
+
+    and :meth:`predict_proba` returns the loss's mapping :math:`\hat p(W x +
+    b)`. ``FenchelYoungClassifier(loss="sparsemax")`` is
+    :class:`SparsemaxClassifier`; ``loss=EntmaxLoss(alpha)`` is
+    :class:`EntmaxClassifier`; ``loss=SparseSoftmaxLoss(k)`` is
+    :class:`SparseSoftmaxClassifier`. A loss that is not differentiable
+    everywhere (``loss.is_smooth(n_classes)`` False, e.g. top-k) gets the
+    solver safeguards described in the user guide ("How the fit runs").
+
+    %(objective)s
+
+    Parameters
+    ----------
+    loss : str or FenchelYoungLoss, default="sparsemax"
+        The loss: one of ``"sparsemax"``, ``"softmax"``, ``"entmax"``
+        (alpha = 1.5) and ``"sparse_softmax"`` (k = 5), or a loss instance
+        (for other parameters, or a loss of your own). ``solver="newton-cg"``
+        needs its ``jacobian_product``.
+
+    %(parameters)s
+
+    Attributes
+    ----------
+    loss_ : FenchelYoungLoss
+        The loss object fitted (``predict_proba`` is its mapping).
+    %(attributes)s
+
+    See Also
+    --------
+    sksparsemax.losses.FenchelYoungLoss : How to write a loss.
+    SparsemaxClassifier : ``loss="sparsemax"``.
+    sklearn.linear_model.LogisticRegression : ``loss="softmax"``.
+
+    References
+    ----------
+    .. [1] M. Blondel, A. F. T. Martins and V. Niculae, "Learning with
+       Fenchel-Young Losses", JMLR 21(35), 2020.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sksparsemax import FenchelYoungClassifier
+    >>> from sksparsemax.losses import EntmaxLoss
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(),
+    ...                     FenchelYoungClassifier(loss=EntmaxLoss(alpha=1.5)))
+    >>> clf.fit(X, y).predict_proba(X[[0, 50, 100]]).round(3)
+    array([[1.   , 0.   , 0.   ],
+           [0.   , 0.933, 0.067],
+           [0.   , 0.   , 1.   ]])
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **_BaseMultiClass._parameter_constraints,
+        "loss": [StrOptions(set(loss_names())), FenchelYoungLoss],
+    }
+
+    def __init__(
+        self,
+        loss="sparsemax",
+        *,
+        C=1.0,
+        fit_intercept=True,
+        tol=1e-4,
+        max_iter=100,
+        class_weight=None,
+        warm_start=False,
+        verbose=0,
+        solver="lbfgs",
+    ):
+        super().__init__(
+            C=C,
+            fit_intercept=fit_intercept,
+            tol=tol,
+            max_iter=max_iter,
+            class_weight=class_weight,
+            warm_start=warm_start,
+            verbose=verbose,
+            solver=solver,
+        )
+        self.loss = loss
+
+    def _make_loss(self, n_classes):
+        return get_loss(self.loss)
+
+
 class SparsemaxClassifier(_BaseMultiClass):
     __doc__ = _doc(
         r"""Linear classifier trained with the sparsemax loss.
@@ -197,7 +281,7 @@ class SparsemaxClassifier(_BaseMultiClass):
     )
 
     def _make_loss(self, n_classes):
-        return SparsemaxLoss()
+        return get_loss("sparsemax")
 
 
 class EntmaxClassifier(_BaseMultiClass):
@@ -300,7 +384,7 @@ class EntmaxClassifier(_BaseMultiClass):
         self.alpha = alpha
 
     def _make_loss(self, n_classes):
-        return EntmaxLoss(self.alpha)
+        return get_loss("entmax", alpha=self.alpha)
 
 
 class SparseSoftmaxClassifier(_BaseMultiClass):
@@ -437,102 +521,4 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
             )
 
     def _make_loss(self, n_classes):
-        if self.k >= n_classes:
-            return SoftmaxLoss()
-        return SparseSoftmaxLoss(self.k)
-
-    def _solve(self, linear_loss, X, target, n_classes, sample_weight, w0, l2,
-               precondition="auto"):
-        n_warm = 0
-        if self.solver == "lbfgs" and isinstance(precondition, str):
-            # One factorisation for the warm-up and the main run.
-            precondition = gram_preconditioner(
-                X, n_classes, linear_loss.fit_intercept, l2, sample_weight
-            )
-        if self.k < n_classes and not self._warm_started:
-            warmup = type(linear_loss)(SoftmaxLoss(), linear_loss.fit_intercept)
-            w0, _, n_warm = minimize_lbfgs(
-                warmup.loss_gradient,
-                w0,
-                args=(X, target, n_classes, sample_weight, l2),
-                max_iter=SOFTMAX_WARMUP_ITER,
-                tol=self.tol,
-                verbose=self.verbose,
-                name=f"{type(self).__name__} (softmax warm-up)",
-                check=False,
-                precondition=None if isinstance(precondition, str) else precondition,
-            )
-            # Hand the score buffer on rather than holding two of them.
-            linear_loss._scores_buffer = warmup._scores_buffer
-            del warmup
-        if self.solver == "newton-cg" and self.k < n_classes:
-            # Newton's direction does not see the kinks of the top-k loss and
-            # stalls on them: L-BFGS, whose secant pairs see the kinks,
-            # finishes with the remaining iterations.
-            args = (X, target, n_classes, sample_weight, l2)
-            w, _, n_newton, status = minimize_newton_cg(
-                linear_loss.loss_gradient_hessian_product,
-                linear_loss.loss,
-                w0,
-                args=args,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                f_rtol=_objective_rtol(X.dtype),
-                stall_step=NEWTON_STALL_STEP,
-                return_status=True,
-                verbose=self.verbose,
-                name=type(self).__name__,
-                check=False,
-            )
-            if status == 0 or n_newton >= self.max_iter:
-                if status != 0:
-                    _warn_newton_max_iter(self, n_classes)
-                return w, n_warm + n_newton
-            w, _, n_lbfgs = minimize_lbfgs(
-                linear_loss.loss_gradient,
-                w,
-                args=args,
-                max_iter=self.max_iter - n_newton,
-                tol=self.tol,
-                verbose=self.verbose,
-                name=f"{type(self).__name__} (L-BFGS after Newton-CG)",
-                extra_warning_msg=self._convergence_hint(n_classes),
-                stall=self._stall_rule(n_classes),
-            )
-            return w, n_warm + n_newton + n_lbfgs
-        w, n_iter = super()._solve(
-            linear_loss, X, target, n_classes, sample_weight, w0, l2, precondition
-        )
-        return w, n_warm + n_iter
-
-    def _stall_rule(self, n_classes):
-        # The top-k loss is not differentiable where the k-th and (k+1)-th
-        # scores tie, and its minimiser usually lies on such kinks: the
-        # gradient criterion may never be met. Stop, as converged, once the
-        # objective has decreased by at most tol (relative) over
-        # STALL_WINDOW iterations.
-        if self.k >= n_classes:
-            return None
-        return (STALL_WINDOW, self.tol)
-
-    def _convergence_hint(self, n_classes):
-        if self.k >= n_classes:
-            return None
-        return (
-            f"The top-k loss (k={self.k} < {n_classes} classes) is not "
-            "differentiable where the k-th and (k+1)-th scores of a sample "
-            "tie; at such an optimum the gradient criterion (tol) may never "
-            "be met although the objective has stopped decreasing."
-        )
-
-
-def _warn_newton_max_iter(est, n_classes):
-    warnings.warn(
-        f"{type(est).__name__}: Newton-CG failed to converge after "
-        f"{est.max_iter} iteration(s): maximum number of iterations reached.\n"
-        f"Increase the number of iterations (max_iter={est.max_iter}) or scale "
-        "the data, e.g. with sklearn.preprocessing.StandardScaler.\n"
-        + (est._convergence_hint(n_classes) or ""),
-        ConvergenceWarning,
-        stacklevel=4,
-    )
+        return get_loss("sparse_softmax", k=self.k)

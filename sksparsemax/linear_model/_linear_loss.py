@@ -11,25 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
-from ..losses import BaseLoss, SoftmaxLoss, SparsemaxLoss, SparseSoftmaxLoss
-from ..losses._sparsemax import kernel_target
 from ..losses._targets import resolve_target
-from ..transforms import get_backend
-
-# The one-pass kernel (numba backend, dense X) keeps the K x d gradient in the
-# CPU's caches: beyond this many coefficients BLAS is faster. (The CSR kernel
-# has no such limit: scipy's sparse products are no faster than it.)
-MAX_FUSED_COEF = 2**14
-
-# The losses with compiled kernels in ._numba_linear, by the prefix of their
-# names: "<prefix>_linear_loss_gradient" (dense X) and
-# "<prefix>_csr_linear_loss_gradient" (CSR X). Looked up by name: numba is
-# only imported when a kernel is used.
-_COMPILED_LOSSES = {
-    SparsemaxLoss: "sparsemax",
-    SoftmaxLoss: "softmax",
-    SparseSoftmaxLoss: "sparse_softmax",
-}
+from ._layout import CoefLayout
 
 
 class LinearModelLoss:
@@ -80,25 +63,24 @@ class LinearModelLoss:
 
     with :math:`J_i` the Jacobian of the mapping at the scores of sample
     :math:`i` (the Hessian of its loss, see
-    :meth:`sksparsemax.losses.BaseLoss.hessian_product`), computed from
+    :meth:`sksparsemax.losses.FenchelYoungLoss.hessian_product`), computed from
     the probabilities at ``w`` kept by the function: two products with
     ``X`` per call, no K×K or n×K×K array.
 
     Notes
     -----
     Fast path: with a loss of :mod:`sksparsemax.losses` (a
-    :class:`~sksparsemax.losses.BaseLoss`), :meth:`loss_gradient` computes
+    :class:`~sksparsemax.losses.FenchelYoungLoss`), :meth:`loss_gradient` computes
     the scores into one (n, K) buffer that the object keeps and reuses from
     call to call (for dense ``X``), and the loss writes its gradient over the
     scores (``loss_gradient(Z, target, out=Z)``): an iteration allocates no
     (n, K) temporary beyond that buffer. Other loss objects (duck typing:
     ``loss`` and ``loss_gradient`` of raw scores) get a new gradient array.
 
-    Compiled path: for :class:`~sksparsemax.losses.SparsemaxLoss`,
-    :class:`~sksparsemax.losses.SoftmaxLoss` and
-    :class:`~sksparsemax.losses.SparseSoftmaxLoss` on the numba backend,
-    :meth:`loss_gradient` runs a kernel of :mod:`._numba_linear`. With
-    dense C-contiguous ``X`` and at most :data:`MAX_FUSED_COEF` weights it
+    Compiled path: when the loss has a compiled kernel
+    (:meth:`~sksparsemax.losses.FenchelYoungLoss.compiled`: the numba
+    backend, a loss with a row kernel), :meth:`loss_gradient` runs it. With
+    dense C-contiguous ``X`` and a few thousand weights it
     makes one pass over the rows of ``X``: scores, loss and gradient
     together, no (n, K) array at all. With CSR ``X`` it makes two: scores,
     loss and loss gradient row by row, then the gradient's outer products.
@@ -111,39 +93,35 @@ class LinearModelLoss:
     def __init__(self, base_loss, fit_intercept):
         self.base_loss = base_loss
         self.fit_intercept = fit_intercept
+        # A FenchelYoungLoss writes its gradient over the scores (out=);
+        # another loss object (duck typing) returns a new array.
+        self._in_place = hasattr(base_loss, "compiled")
         self._scores_buffer = None
         # Packed coefficients whose scores the buffer holds (set by loss(),
         # so that a Newton step accepted by a line search reuses them).
         self._scores_coef = None
 
     # -- packing -----------------------------------------------------------
+    def layout(self, n_classes, n_features):
+        """The :class:`CoefLayout` of ``n_classes`` x ``n_features`` weights."""
+        return CoefLayout(n_classes, n_features, self.fit_intercept)
+
     def n_coef(self, n_classes, n_features):
         """Length of the packed coefficient vector."""
-        return n_classes * (n_features + int(self.fit_intercept))
+        return self.layout(n_classes, n_features).n_coef
 
     def init_zero_coef(self, n_classes, n_features):
         """Packed all-zero coefficients (float64)."""
-        return np.zeros(self.n_coef(n_classes, n_features), dtype=np.float64)
+        return self.layout(n_classes, n_features).zeros()
 
     def pack(self, weights, intercept=None):
         """Pack ``weights`` (K, d) and ``intercept`` (K,) into a float64 vector."""
         weights = np.asarray(weights, dtype=np.float64)
-        parts = [weights.ravel()]
-        if self.fit_intercept:
-            K = weights.shape[0]
-            b = np.zeros(K) if intercept is None else intercept
-            parts.append(np.asarray(b, dtype=np.float64).ravel())
-        return np.concatenate(parts)
+        return self.layout(*weights.shape).pack(weights, intercept)
 
     def weight_intercept(self, coef, n_classes):
         """Views of the weights (K, d) and the intercepts (K,) or None."""
-        if self.fit_intercept:
-            weights = coef[:-n_classes].reshape(n_classes, -1)
-            intercept = coef[-n_classes:]
-        else:
-            weights = coef.reshape(n_classes, -1)
-            intercept = None
-        return weights, intercept
+        return CoefLayout.of(coef, n_classes, self.fit_intercept).split(coef)
 
     def raw_prediction(self, coef, X, n_classes):
         """Raw scores ``Z = X @ W.T + b`` of shape (n, K), in the dtype of X."""
@@ -170,6 +148,53 @@ class LinearModelLoss:
         flat = weights.ravel()
         return 0.5 * l2_reg_strength * float(np.dot(flat, flat))
 
+    def _mean_loss(self, losses, sample_weight, sw_sum):
+        """The (weighted) mean of the per-sample losses, summed in float64."""
+        if sample_weight is None:
+            return float(np.sum(losses, dtype=np.float64)) / sw_sum
+        return float(np.dot(sample_weight.astype(np.float64, copy=False), losses)) / sw_sum
+
+    @staticmethod
+    def _row_scale(sample_weight, sw_sum, dtype):
+        """The factor of each row's loss gradient: ``s_i / sum(s)`` (or a scalar)."""
+        if sample_weight is None:
+            return dtype.type(1.0 / sw_sum)
+        return (sample_weight / sw_sum).astype(dtype, copy=False)[:, None]
+
+    def _back_propagate(self, R, X, V, l2_reg_strength):
+        """Packed ``(X^T R + l2 V, sum_i R_i)``: the chain rule through ``Z = X W^T + b``."""
+        n_classes = R.shape[1]
+        out = np.empty(self.n_coef(n_classes, X.shape[1]), dtype=np.float64)
+        out_W, out_b = self.weight_intercept(out, n_classes)
+        # (X.T @ R).T: one BLAS GEMM for dense X (numpy's R.T @ X takes a far
+        # slower path for the transposed C-ordered R); CSR.T is CSC and vice
+        # versa, both fast with a dense R.
+        out_W[...] = (X.T @ R).T
+        if l2_reg_strength != 0:
+            out_W += l2_reg_strength * V
+        if out_b is not None:
+            out_b[...] = R.sum(axis=0, dtype=np.float64)
+        return out
+
+    def _scores_and_gradient(self, coef, X, target, n_classes):
+        """Per-sample losses and loss gradients ``G`` (n, K) at ``coef``.
+
+        For a :class:`~sksparsemax.losses.FenchelYoungLoss` the gradient
+        overwrites the kept score buffer (no (n, K) temporary); scores that
+        :meth:`loss` left for these coefficients are reused.
+        """
+        weights, intercept = self.weight_intercept(coef, n_classes)
+        if not self._in_place:
+            Z = self.raw_prediction(coef, X, n_classes)
+            losses, G = self.base_loss.loss_gradient(Z, target)
+            return losses, np.asarray(G, dtype=X.dtype)
+        if self._scores_coef is not None and np.array_equal(self._scores_coef, coef):
+            Z = self._scores_buffer
+            self._scores_coef = None  # overwritten below
+        else:
+            Z = self._scores_into_buffer(weights, intercept, X)
+        return self.base_loss.loss_gradient(Z, target, out=Z)
+
     def loss(self, coef, X, target, n_classes, sample_weight=None, l2_reg_strength=0.0):
         """Value of the objective at ``coef`` (a float).
 
@@ -190,7 +215,7 @@ class LinearModelLoss:
         loss : float
         """
         weights, intercept = self.weight_intercept(coef, n_classes)
-        if isinstance(self.base_loss, BaseLoss):
+        if self._in_place:
             # Scores into the kept buffer (the loss does not overwrite them):
             # loss_gradient_hessian_product at the same coef reuses them.
             Z = self._scores_into_buffer(weights, intercept, X)
@@ -200,11 +225,9 @@ class LinearModelLoss:
             Z = self.raw_prediction(coef, X, n_classes)
         losses = self.base_loss.loss(Z, target)
         sw_sum = self._weights_sum(sample_weight, X.shape[0])
-        if sample_weight is None:
-            f = float(np.sum(losses, dtype=np.float64))
-        else:
-            f = float(np.dot(sample_weight.astype(np.float64, copy=False), losses))
-        return f / sw_sum + self._penalty(weights, l2_reg_strength)
+        return self._mean_loss(losses, sample_weight, sw_sum) + self._penalty(
+            weights, l2_reg_strength
+        )
 
     def gradient(self, coef, X, target, n_classes, sample_weight=None, l2_reg_strength=0.0):
         """Gradient of the objective at ``coef`` (float64, like ``coef``)."""
@@ -219,7 +242,8 @@ class LinearModelLoss:
 
         This is the function the solver calls; it computes ``X @ W.T`` once
         and ``G.T @ X`` once, with ``G`` the per-sample loss gradients
-        scaled in place by the normalised sample weights.
+        scaled in place by the normalised sample weights (or runs the loss's
+        compiled kernel, which does both in one or two passes over ``X``).
 
         Parameters
         ----------
@@ -238,149 +262,82 @@ class LinearModelLoss:
         loss : float
         gradient : ndarray of shape (n_coef,), float64
         """
-        n_samples, n_features = X.shape
-        weights, intercept = self.weight_intercept(coef, n_classes)
-        kernel = self._compiled_kernel(X, n_classes)
-        if kernel is not None:
+        compiled = self._compiled(X, n_classes)
+        if compiled is not None:
             result = self._compiled_loss_gradient(
-                kernel, coef, X, target, n_classes, sample_weight, l2_reg_strength
+                compiled, coef, X, target, n_classes, sample_weight, l2_reg_strength
             )
             if result is not None:
                 return result
-        if isinstance(self.base_loss, BaseLoss):
-            Z = self._scores_into_buffer(weights, intercept, X)
-            # The gradient overwrites the scores: no (n, K) temporary.
-            losses, G = self.base_loss.loss_gradient(Z, target, out=Z)
-        else:
-            Z = self.raw_prediction(coef, X, n_classes)
-            losses, G = self.base_loss.loss_gradient(Z, target)
-            if G.dtype != X.dtype:  # keep the products with X in the dtype of X
-                G = G.astype(X.dtype)
-        del Z
-        sw_sum = self._weights_sum(sample_weight, n_samples)
-        if sample_weight is None:
-            f = float(np.sum(losses, dtype=np.float64)) / sw_sum
-            G *= G.dtype.type(1.0 / sw_sum)
-        else:
-            f = float(np.dot(sample_weight.astype(np.float64, copy=False), losses)) / sw_sum
-            G *= (sample_weight / sw_sum).astype(G.dtype, copy=False)[:, None]
+        weights, _ = self.weight_intercept(coef, n_classes)
+        losses, G = self._scores_and_gradient(coef, X, target, n_classes)
+        sw_sum = self._weights_sum(sample_weight, X.shape[0])
+        f = self._mean_loss(losses, sample_weight, sw_sum)
+        G *= self._row_scale(sample_weight, sw_sum, G.dtype)
         f += self._penalty(weights, l2_reg_strength)
+        return f, self._back_propagate(G, X, weights, l2_reg_strength)
 
-        grad = np.empty_like(coef, dtype=np.float64)
-        n_w = n_classes * n_features
-        grad_w = grad[:n_w].reshape(n_classes, n_features)
-        # (X.T @ G).T: one BLAS GEMM for dense X (numpy's G.T @ X takes a
-        # far slower path for the transposed C-ordered G); CSR.T is CSC and
-        # vice versa, both fast with a dense G.
-        grad_w[...] = (X.T @ G).T
-        if l2_reg_strength != 0:
-            grad_w += l2_reg_strength * weights
-        if self.fit_intercept:
-            grad[n_w:] = G.sum(axis=0, dtype=np.float64)
-        return f, grad
-
-    def prepare_data(self, X):
+    def prepare_data(self, X, n_classes):
         """``X`` in the layout of the loss's compiled kernel, if it has one.
 
-        With a compiled CSR kernel in effect (numba backend; the sparsemax,
-        softmax or top-k loss), CSC ``X`` is converted to CSR once, before a
-        fit: one copy of the nonzeros, as
+        With a compiled kernel in effect, CSC ``X`` is converted to CSR once,
+        before a fit: one copy of the nonzeros, as
         :class:`~sklearn.linear_model.LogisticRegression` also makes, for
         faster evaluations. Anything else is returned as it is.
         """
-        if sp.issparse(X) and X.format == "csc" and self._kernel_prefix(X) is not None:
-            return X.tocsr()
+        if sp.issparse(X) and X.format == "csc":
+            if self._compiled(X, n_classes, layout_free=True) is not None:
+                return X.tocsr()
         return X
 
-    def _kernel_prefix(self, X):
-        """The name prefix of the loss's compiled kernels for ``X``'s dtype, or None.
+    def _compiled(self, X, n_classes, layout_free=False):
+        """The loss's compiled kernels if they apply to ``X``, else None.
 
-        None unless the loss has compiled kernels, ``X`` is float32/float64
-        and the numba backend is in effect.
+        None unless the loss has compiled kernels in effect (see
+        :meth:`~sksparsemax.losses.FenchelYoungLoss.compiled`) for float
+        ``X`` that is dense C-contiguous with a few thousand weights or CSR
+        (``layout_free``: whatever the layout).
         """
-        prefix = _COMPILED_LOSSES.get(type(self.base_loss))
-        if (
-            prefix is None
-            or X.dtype not in (np.float32, np.float64)
-            or get_backend() != "numba"
-        ):
+        compiled_for = getattr(self.base_loss, "compiled", None)
+        if compiled_for is None or X.dtype not in (np.float32, np.float64):
             return None
-        return prefix
-
-    def _compiled_kernel(self, X, n_classes):
-        """``(name, k)`` of the compiled ``loss_gradient`` kernel for ``X``, or None.
-
-        Used for the sparsemax, softmax and top-k losses on the numba
-        backend, with dense C-contiguous ``X`` and at most
-        :data:`MAX_FUSED_COEF` weights or with CSR ``X`` (see
-        :mod:`._numba_linear`); None otherwise (the BLAS and scipy.sparse
-        path). ``k`` is the top-k loss's (0 for the others; the softmax
-        kernel for ``k >= n_classes``).
-        """
-        loss = self.base_loss
-        prefix = self._kernel_prefix(X)
-        if prefix is None:
+        compiled = compiled_for(n_classes)
+        if compiled is None:
             return None
-        k = 0
-        if isinstance(loss, SparseSoftmaxLoss):
-            if loss.k >= n_classes:
-                prefix = "softmax"
-            else:
-                k = loss.k
-        if isinstance(X, np.ndarray):
-            if X.flags.c_contiguous and n_classes * X.shape[1] <= MAX_FUSED_COEF:
-                return f"{prefix}_linear_loss_gradient", k
-        elif sp.issparse(X) and X.format == "csr":
-            return f"{prefix}_csr_linear_loss_gradient", k
+        if layout_free or compiled.applies_to(X, n_classes):
+            return compiled
         return None
 
     def _compiled_loss_gradient(
-        self, kernel, coef, X, target, n_classes, sample_weight, l2_reg_strength
+        self, compiled, coef, X, target, n_classes, sample_weight, l2_reg_strength
     ):
-        """:meth:`loss_gradient` by the compiled ``kernel`` (``(name, k)``).
+        """:meth:`loss_gradient` by the loss's compiled kernel.
 
         Returns None on scores that are not valid (NaN, ``+inf``: an
         overflow); the BLAS path, called next, then raises the loss's error.
         """
-        name, k = kernel
-        n_samples, n_features = X.shape
+        n_samples = X.shape[0]
         weights, intercept = self.weight_intercept(coef, n_classes)
         target = resolve_target(target, n_samples, n_classes, True)
-        y, Q, half = kernel_target(target, np.float64)
         sw_sum = self._weights_sum(sample_weight, n_samples)
-        row_weights = (
-            np.empty(0)
-            if sample_weight is None
-            else np.ascontiguousarray(sample_weight, dtype=np.float64)
-        )
         grad = np.empty_like(coef, dtype=np.float64)
-        n_w = n_classes * n_features
-        grad_W = grad[:n_w].reshape(n_classes, n_features)
-        grad_b = grad[n_w:] if self.fit_intercept else np.empty(n_classes)
+        grad_W, grad_b = self.weight_intercept(grad, n_classes)
+        if grad_b is None:
+            grad_b = np.empty(n_classes)
         b = intercept if intercept is not None else np.zeros(n_classes)
-        b = np.ascontiguousarray(b, dtype=np.float64)
-        from . import _numba_linear
-
-        kernel = getattr(_numba_linear, name)
         # The kernels add the loss's gradient to the penalty's, l2 * W.
-        if sp.issparse(X):
-            # The kernel gathers and scatters whole rows of W.T: (d, K) arrays.
-            Wt = np.ascontiguousarray(weights.T, dtype=np.float64)
-            grad_Wt = np.multiply(Wt, l2_reg_strength)
-            value, bad = kernel(
-                X.data, X.indices, X.indptr, Wt, b,
-                y, Q, half, k, row_weights, 1.0 / sw_sum, grad_Wt, grad_b,
-            )
-            grad_W[...] = grad_Wt.T
-        else:
-            np.multiply(weights, l2_reg_strength, out=grad_W)
-            value, bad = kernel(
-                X, np.ascontiguousarray(weights, dtype=np.float64), b,
-                y, Q, half, k, row_weights, 1.0 / sw_sum, grad_W, grad_b,
-            )
-        if bad >= 0:
+        np.multiply(weights, l2_reg_strength, out=grad_W)
+        value = compiled.linear(
+            X, weights, b, target, sample_weight, 1.0 / sw_sum, grad_W, grad_b
+        )
+        if value is None:
             return None
-        return float(value) + self._penalty(weights, l2_reg_strength), grad
+        return value + self._penalty(weights, l2_reg_strength), grad
+
+    def adopt_buffer(self, other):
+        """Take over the score buffer of ``other`` (a fit's warm-up), so one is kept."""
+        self._scores_buffer, other._scores_buffer = other._scores_buffer, None
+        self._scores_coef = None
 
     def _scores_into_buffer(self, weights, intercept, X):
         """Scores ``X @ W.T + b`` in a C-contiguous (n, K) array of X's dtype.
@@ -433,7 +390,7 @@ class LinearModelLoss:
         the gradient, and kept by the returned function, which then costs
         two products with ``X`` (``X @ V_W.T`` and ``X.T @ R``) and one
         Jacobian-vector product of the loss's mapping
-        (:meth:`sksparsemax.losses.BaseLoss.hessian_product`) per call. If
+        (:meth:`sksparsemax.losses.FenchelYoungLoss.hessian_product`) per call. If
         :meth:`loss` was last called at the same ``coef`` (a line search
         trial), its scores are reused.
 
@@ -466,48 +423,19 @@ class LinearModelLoss:
                 f"The loss {base_loss!r} has no hessian_product(P, V): "
                 "second-order solvers need it."
             )
-        n_samples, n_features = X.shape
-        weights, intercept = self.weight_intercept(coef, n_classes)
-        if isinstance(base_loss, BaseLoss):
+        n_samples = X.shape[0]
+        weights, _ = self.weight_intercept(coef, n_classes)
+        if self._in_place:
             target = resolve_target(target, n_samples, n_classes, True)
-            if self._scores_coef is not None and np.array_equal(self._scores_coef, coef):
-                Z = self._scores_buffer
-                self._scores_coef = None  # overwritten below
-            else:
-                Z = self._scores_into_buffer(weights, intercept, X)
-            losses, G = base_loss.loss_gradient(Z, target, out=Z)
-            # P = G + Q: exact where P = 0 (then G = -Q), never negative.
-            P = G.copy()
-            if target.is_indices:
-                P[np.arange(n_samples), target.indices] += 1
-            else:
-                P += target.proba_as(P.dtype)
-        else:
-            Z = self.raw_prediction(coef, X, n_classes)
-            P = np.asarray(base_loss.predict_proba(Z), dtype=X.dtype)
-            losses, G = base_loss.loss_gradient(Z, target)
-            G = np.asarray(G, dtype=X.dtype)
-        del Z
+        losses, G = self._scores_and_gradient(coef, X, target, n_classes)
+        P = self._probabilities(G, target, X)
         sw_sum = self._weights_sum(sample_weight, n_samples)
-        if sample_weight is None:
-            scale = G.dtype.type(1.0 / sw_sum)
-            f = float(np.sum(losses, dtype=np.float64)) / sw_sum
-        else:
-            scale = (sample_weight / sw_sum).astype(G.dtype, copy=False)[:, None]
-            f = float(np.dot(sample_weight.astype(np.float64, copy=False), losses)) / sw_sum
+        scale = self._row_scale(sample_weight, sw_sum, G.dtype)
         G *= scale
+        f = self._mean_loss(losses, sample_weight, sw_sum)
         f += self._penalty(weights, l2_reg_strength)
-
-        n_w = n_classes * n_features
-        grad = np.empty_like(coef, dtype=np.float64)
-        grad_w = grad[:n_w].reshape(n_classes, n_features)
-        grad_w[...] = (X.T @ G).T
-        if l2_reg_strength != 0:
-            grad_w += l2_reg_strength * weights
-        if self.fit_intercept:
-            grad[n_w:] = G.sum(axis=0, dtype=np.float64)
+        grad = self._back_propagate(G, X, weights, l2_reg_strength)
         del G
-        fit_intercept = self.fit_intercept
         dtype = X.dtype
 
         def hessp(v):
@@ -515,20 +443,28 @@ class LinearModelLoss:
             V_w, v_b = self.weight_intercept(v, n_classes)
             U = safe_sparse_dot(X, V_w.astype(dtype, copy=False).T, dense_output=True)
             U = np.asarray(U, dtype=dtype)
-            if fit_intercept:
+            if v_b is not None:
                 U += v_b.astype(dtype, copy=False)
             R = base_loss.hessian_product(P, U)
             del U
             if R.dtype != dtype:
                 R = R.astype(dtype)
             R *= scale
-            out = np.empty(v.shape[0], dtype=np.float64)
-            out_w = out[:n_w].reshape(n_classes, n_features)
-            out_w[...] = (X.T @ R).T
-            if l2_reg_strength != 0:
-                out_w += l2_reg_strength * V_w
-            if fit_intercept:
-                out[n_w:] = R.sum(axis=0, dtype=np.float64)
-            return out
+            return self._back_propagate(R, X, V_w, l2_reg_strength)
 
         return f, grad, hessp
+
+    def _probabilities(self, G, target, X):
+        """The mapping ``P = G + Q`` from a loss gradient ``G = P - Q``.
+
+        Exact where ``P = 0`` (then ``G = -Q``), never negative. For a loss
+        that is not a FenchelYoungLoss, ``target`` is its raw target.
+        """
+        P = G.copy()
+        if not self._in_place:
+            target = resolve_target(target, G.shape[0], G.shape[1], True)
+        if target.is_indices:
+            P[np.arange(G.shape[0]), target.indices] += 1
+        else:
+            P += target.proba_as(P.dtype)
+        return P

@@ -8,9 +8,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import column_or_1d, validate_data
 
-from ..losses import SoftmaxLoss, SparsemaxLoss
+from ..losses import FenchelYoungLoss, get_loss
 from ..losses._targets import SUM_TOL, SUM_TOL_FLOAT32
-from ..transforms import sparsemax_threshold
 from ._base import _ACCEPT_SPARSE, _DTYPES, _BaseSparseLinearClassifier
 
 
@@ -148,8 +147,13 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     C : float, default=1.0
         Inverse of the L2 regularisation strength, as in
         :class:`~sklearn.linear_model.LogisticRegression`. Must be positive.
-    loss : {"sparsemax", "softmax"}, default="sparsemax"
-        The loss: sparsemax, or the softmax baseline of the paper.
+    loss : {"sparsemax", "softmax"} or FenchelYoungLoss, default="sparsemax"
+        The loss: sparsemax, the softmax baseline of the paper, or any loss
+        instance (e.g. ``EntmaxLoss(alpha=1.5)``, or one of your own). For
+        an instance other than the sparsemax and softmax losses, a label is
+        predicted where its proportion ``predict_proba(scale * z)`` exceeds
+        ``threshold`` (0 when None: the support), and the top-scoring label
+        always; the margins are those proportions minus the threshold.
     scale : float, default=1.0
         The multiplier :math:`t` of the scores in the sparsemax prediction
         rule (the paper tunes :math:`t \in \{1, 1.5, \dots, 5\}`): larger
@@ -250,7 +254,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
 
     _parameter_constraints: dict = {
         **_BaseSparseLinearClassifier._parameter_constraints,
-        "loss": [StrOptions({"sparsemax", "softmax"})],
+        "loss": [StrOptions({"sparsemax", "softmax"}), FenchelYoungLoss],
         "scale": [Interval(Real, 0, None, closed="neither")],
         "threshold": [Interval(Real, 0, 1, closed="left"), None],
     }
@@ -323,21 +327,30 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         return super()._encode_target(y)
 
     def _make_loss(self, n_classes):
-        return SoftmaxLoss() if self.loss == "softmax" else SparsemaxLoss()
+        return get_loss(self.loss)
 
     def _margins(self, Z):
-        """Signed margins of the prediction rule: positive iff predicted."""
-        if self.loss == "sparsemax":
-            Zs = self.scale * Z
-            Zs -= Zs.max(axis=1, keepdims=True)
-            tau, _ = sparsemax_threshold(Zs, axis=1)
-            Zs -= tau[:, None]
-            if self.threshold:
-                Zs -= self.threshold
-            return Zs
-        threshold = 1.0 / Z.shape[1] if self.threshold is None else self.threshold
-        with np.errstate(divide="ignore"):
-            return np.log(SoftmaxLoss().predict_proba(Z)) - np.log(threshold)
+        """Signed margins of the prediction rule: positive iff predicted.
+
+        All three rules read the fitted loss's mapping (``loss_``).
+        """
+        name = self.loss_.name
+        if name == "softmax":
+            threshold = 1.0 / Z.shape[1] if self.threshold is None else self.threshold
+            with np.errstate(divide="ignore"):
+                return np.log(self.loss_.predict_proba(Z)) - np.log(threshold)
+        Zs = self.scale * Z
+        P = self.loss_.predict_proba(Zs)
+        if name == "sparsemax":
+            # sparsemax(z) = max(z - tau, 0): tau = z_top - p_top, as the
+            # top-scoring label is always in the support.
+            top = np.argmax(Zs, axis=1)
+            rows = np.arange(Zs.shape[0])
+            Zs -= (Zs[rows, top] - P[rows, top])[:, None]
+            P = Zs
+        if self.threshold:
+            P -= self.threshold
+        return P
 
     def decision_function(self, X):
         """Signed margins of the labels (positive for the predicted labels).
@@ -387,7 +400,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
             return self.classes_[np.argmax(Z, axis=1)]
         M = self._margins(Z)
         Y = M > 0
-        if self.loss == "softmax" or self.threshold:
+        if self.loss_.name != "sparsemax" or self.threshold:
             Y[np.arange(Z.shape[0]), np.argmax(Z, axis=1)] = True
         return Y.astype(np.int64)
 

@@ -8,7 +8,9 @@ proportions), and has the Fenchel-Young form
 .. math:: L(z; q) = \\phi(z) - q^\\top z + c(q), \\qquad
           \\nabla_z L = \\hat p(z) - q,
 
-with :math:`\\hat p` the mapping of :mod:`sksparsemax.transforms`.
+with :math:`\\hat p` the mapping of :mod:`sksparsemax.transforms`. A new
+loss is one subclass of :class:`FenchelYoungLoss` (its mapping and its
+regulariser); the estimators take it as ``FenchelYoungClassifier(loss=...)``.
 Computations use scores shifted by their row maximum; float32 stays
 float32; ``-inf`` scores mask classes (``+inf`` loss if the target puts
 probability on a masked class). This layer imports NumPy and
@@ -26,7 +28,8 @@ probability on a masked class). This layer imports NumPy and
 :func:`tsallis_entropy`        Tsallis / Shannon entropy
 :func:`check_target`,          validate a target once (solver fast path)
 :class:`Target`
-:class:`BaseLoss`              base class: a new loss is one subclass
+:class:`FenchelYoungLoss`      base class: a new loss is one subclass
+:func:`get_loss`               a loss from its name (or an instance)
 =============================  ============================================
 
 Loss objects offer ``loss(Z, target)`` (n_samples,), ``gradient(Z,
@@ -34,22 +37,25 @@ target)`` (n_samples, n_classes), ``loss_gradient(Z, target)`` (both, one
 pass) and ``predict_proba(Z)``; the functions return per-sample losses.
 """
 
-from ._base import BaseLoss
 from ._entmax import EntmaxLoss, entmax_loss, tsallis_entropy
 from ._softmax import SoftmaxLoss, softmax_loss
 from ._sparse_softmax import SparseSoftmaxLoss, sparse_softmax_loss
 from ._sparsemax import SparsemaxLoss, sparsemax_loss
+from ._fenchel_young import BaseLoss, FenchelYoungLoss, get_loss, loss_names
 from ._targets import Target, check_target
 
 __all__ = [
     "BaseLoss",
     "EntmaxLoss",
+    "FenchelYoungLoss",
     "SoftmaxLoss",
     "SparseSoftmaxLoss",
     "SparsemaxLoss",
     "Target",
     "check_target",
     "entmax_loss",
+    "get_loss",
+    "loss_names",
     "softmax_loss",
     "sparse_softmax_loss",
     "sparsemax_loss",

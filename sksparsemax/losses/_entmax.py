@@ -2,22 +2,12 @@
 
 import numpy as np
 
-from ..transforms import (
-    entmax15,
-    entmax_bisect,
-    entmax_jvp,
-    softmax_jvp,
-    sparsemax_jvp,
-)
-from ..transforms._entmax import check_alpha
+from .._checks import check_alpha
+from ..transforms import entmax15, entmax_bisect, entmax_jvp
 from ..transforms._validation import as_float_array, to_rows
-from ._base import BaseLoss, masked_rowdot
-from ._softmax import softmax_conjugate, softmax_conjugate_inplace
-from ._sparsemax import (
-    half_sq_norm,
-    sparsemax_conjugate,
-    sparsemax_conjugate_inplace,
-)
+from ._fenchel_young import FenchelYoungLoss, masked_rowdot
+from ._softmax import SoftmaxLoss
+from ._sparsemax import SparsemaxLoss
 
 
 def tsallis_rows(P, alpha):
@@ -124,7 +114,7 @@ def _neg_tsallis(target, alpha):
     )
 
 
-class EntmaxLoss(BaseLoss):
+class EntmaxLoss(FenchelYoungLoss):
     r"""The alpha-entmax (Fenchel-Young) loss, for any alpha >= 1.
 
     With :math:`p = \operatorname{entmax}_\alpha(z)` and :math:`H^T_\alpha`
@@ -148,7 +138,10 @@ class EntmaxLoss(BaseLoss):
     - any other alpha: :func:`~sksparsemax.transforms.entmax_bisect`
       (root search to float64 precision).
 
-    See :class:`BaseLoss` for the methods, the target forms, the ``-inf``
+    The exact case is chosen once, when the loss is built: every method
+    then delegates to it.
+
+    See :class:`FenchelYoungLoss` for the methods, the target forms, the ``-inf``
     policy and the validation fast path.
 
     Parameters
@@ -184,37 +177,82 @@ class EntmaxLoss(BaseLoss):
     array([0.3905..., 0. ])
     """
 
+    name = "entmax"
+
     def __init__(self, alpha=1.5):
         self.alpha = check_alpha(alpha)
+        exact = _EXACT_CASES.get(self.alpha)
+        self._case = exact() if exact is not None else _TsallisLoss(self.alpha)
+
+    def predict_proba(self, Z):
+        return self._case.predict_proba(Z)
+
+    def omega(self, P):
+        return self._case.omega(P)
+
+    def jacobian_product(self, P, V):
+        return self._case.jacobian_product(P, V)
 
     def _conjugate(self, Zs, need_value=True):
-        alpha = self.alpha
-        if alpha == 1.0:
-            return softmax_conjugate(Zs, need_value)
-        if alpha == 2.0:
-            return sparsemax_conjugate(Zs, need_value)
-        if alpha == 1.5:
-            P = entmax15(Zs, axis=1)
-        else:
-            P = entmax_bisect(Zs, alpha, axis=1)
+        return self._case._conjugate(Zs, need_value)
+
+    def _conjugate_inplace(self, Zs):
+        return self._case._conjugate_inplace(Zs)
+
+    def _target_term(self, target):
+        return self._case._target_term(target)
+
+    def _scores_for(self, p):
+        return self._case._scores_for(p)
+
+    def _row_kernel_for(self, n_classes):
+        return self._case._row_kernel_for(n_classes)
+
+    def _repr_params(self):
+        return {"alpha": self.alpha}
+
+
+class _ShannonLoss(SoftmaxLoss):
+    """``EntmaxLoss(1)``: the softmax cross-entropy minus ``H(q)``, i.e. KL(q || p)."""
+
+    def _target_term(self, target):
+        return _neg_tsallis(target, 1.0)
+
+
+class _TsallisLoss(FenchelYoungLoss):
+    """``EntmaxLoss(alpha)`` for ``alpha`` other than 1 and 2: Tsallis regulariser."""
+
+    def __init__(self, alpha):
+        self.alpha = alpha
+        # 1.5-entmax has an exact sort-based algorithm; other alphas bisect.
+        self._sort_based = alpha in _SORT_BASED
+
+    def _mapping(self, Zs):
+        if self._sort_based:
+            return entmax15(Zs, axis=1)
+        return entmax_bisect(Zs, self.alpha, axis=1)
+
+    def predict_proba(self, Z):
+        return self._closed_form_proba(Z)
+
+    def omega(self, P):
+        return -tsallis_rows(P, self.alpha)
+
+    def jacobian_product(self, P, V):
+        return entmax_jvp(P, V, self.alpha, axis=1)
+
+    def _conjugate(self, Zs, need_value=True):
+        P = self._mapping(Zs)
         phi = None
         if need_value:
-            pos = P > 0
-            phi = masked_rowdot(P, Zs, pos) + tsallis_rows(P, alpha)
+            phi = masked_rowdot(P, Zs, P > 0) + tsallis_rows(P, self.alpha)
         return phi, P
 
     def _conjugate_inplace(self, Zs):
         # Same values as _conjugate, with the shifted scores' buffer reused as
         # scratch for the entropy: one (n, K) array (P) besides Zs.
         alpha = self.alpha
-        if alpha == 1.0:
-            return softmax_conjugate_inplace(Zs)
-        if alpha == 2.0:
-            return sparsemax_conjugate_inplace(Zs)
-        if alpha == 1.5:
-            P = entmax15(Zs, axis=1)
-        else:
-            P = entmax_bisect(Zs, alpha, axis=1)
+        P = self._mapping(Zs)
         pz = np.einsum("ij,ij->i", P, Zs)
         bad = ~np.isfinite(pz)
         if bad.any():  # -inf masks outside the support: 0 * -inf counts as 0
@@ -231,34 +269,25 @@ class EntmaxLoss(BaseLoss):
         np.copyto(Zs, P)
         return pz + H
 
-    def _jacobian_product(self, P, V):
-        if self.alpha == 1.0:
-            return softmax_jvp(P, V, axis=1)
-        if self.alpha == 2.0:
-            return sparsemax_jvp(P, V, axis=1)
-        return entmax_jvp(P, V, self.alpha, axis=1)
+    def _target_term(self, target):
+        return _neg_tsallis(target, self.alpha)
 
     def _scores_for(self, p):
         # entmax_alpha(z)_i = [(alpha - 1) z_i - tau]_+^(1 / (alpha - 1)):
-        # z = p^(alpha - 1) / (alpha - 1) gives p with tau = 0.
-        alpha = self.alpha
-        if alpha == 1.0:
-            return super()._scores_for(p)
-        # A class of probability 0 gets -1 / (alpha - 1), below the
-        # threshold rather than on it.
+        # z = p^(alpha - 1) / (alpha - 1) gives p with tau = 0. A class of
+        # probability 0 gets -1 / (alpha - 1), below the threshold rather
+        # than on it.
+        a1 = self.alpha - 1.0
         p = np.asarray(p, dtype=np.float64)
-        return np.where(p > 0, p, 0.0) ** (alpha - 1.0) / (alpha - 1.0) - (p <= 0) / (
-            alpha - 1.0
-        )
+        return np.where(p > 0, p, 0.0) ** a1 / a1 - (p <= 0) / a1
 
-    def _target_term(self, target):
-        if self.alpha == 2.0:
-            # sparsemax_conjugate drops the constant 1/2 of H_2(p); so does this.
-            return half_sq_norm(target)
-        return _neg_tsallis(target, self.alpha)
 
-    def _repr_params(self):
-        return {"alpha": self.alpha}
+#: The alphas whose loss is another shipped loss (exact closed forms and
+#: compiled kernels): Shannon (softmax) and Gini (sparsemax).
+_EXACT_CASES = {1.0: _ShannonLoss, 2.0: SparsemaxLoss}
+
+#: The alphas with a sort-based mapping (entmax15).
+_SORT_BASED = {1.5}
 
 
 def entmax_loss(Z, y, alpha=1.5):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..transforms import softmax_jvp
-from ._base import BaseLoss
+from ._fenchel_young import FenchelYoungLoss
 
 
 def softmax_conjugate(Zs, need_value=True):
@@ -26,7 +26,13 @@ def softmax_conjugate_inplace(Zs):
     return np.log(s)
 
 
-class SoftmaxLoss(BaseLoss):
+def negative_entropy(P):
+    r"""Row-wise :math:`\sum_j p_j \log p_j` (:math:`0 \log 0 = 0`)."""
+    logP = np.log(P, where=P > 0, out=np.zeros_like(P))
+    return np.einsum("ij,ij->i", P, logP)
+
+
+class SoftmaxLoss(FenchelYoungLoss):
     r"""Softmax cross-entropy (multinomial logistic loss).
 
     .. math::
@@ -41,7 +47,7 @@ class SoftmaxLoss(BaseLoss):
     entropy :math:`H(q)`, not 0; :class:`EntmaxLoss` with ``alpha=1``
     subtracts it).
 
-    See :class:`BaseLoss` for the methods, the target forms, the ``-inf``
+    See :class:`FenchelYoungLoss` for the methods, the target forms, the ``-inf``
     policy and the validation fast path.
 
     See Also
@@ -65,14 +71,33 @@ class SoftmaxLoss(BaseLoss):
     array([[ 0.25,  0.25, -0.75,  0.25]])
     """
 
+    name = "softmax"
+
+    def predict_proba(self, Z):
+        return self._closed_form_proba(Z)
+
+    def omega(self, P):
+        return negative_entropy(P)
+
+    def jacobian_product(self, P, V):
+        return softmax_jvp(P, V, axis=1)
+
     def _conjugate(self, Zs, need_value=True):
         return softmax_conjugate(Zs, need_value)
 
     def _conjugate_inplace(self, Zs):
         return softmax_conjugate_inplace(Zs)
 
-    def _jacobian_product(self, P, V):
-        return softmax_jvp(P, V, axis=1)
+    def _target_term(self, target):
+        # Cross-entropy, the paper's softmax baseline: the Fenchel-Young loss
+        # of the negative entropy minus the constant -H(q), so that its
+        # minimum over z is H(q), as scikit-learn's log loss.
+        return 0.0
+
+    def _row_kernel(self):
+        from ._softmax_numba import kernel
+
+        return kernel, ()
 
 
 def softmax_loss(Z, y):

@@ -1,26 +1,12 @@
 """The top-k sparse-softmax loss (Sun et al., 2021)."""
 
-import operator
-
 import numpy as np
 
+from .._checks import check_k
 from ..transforms import sparse_softmax, sparse_softmax_jvp
 from ..transforms._sparse_softmax import top_k_mask
-from ._base import BaseLoss
-from ._softmax import softmax_conjugate, softmax_conjugate_inplace
-
-
-def check_k(k):
-    """Return ``k`` as an int, raising unless it is an integer >= 1."""
-    if isinstance(k, bool):
-        raise TypeError(f"k must be an integer; got {k!r}.")
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"k must be an integer; got {k!r}.") from None
-    if k < 1:
-        raise ValueError(f"k must be at least 1; got k={k}.")
-    return k
+from ._fenchel_young import FenchelYoungLoss
+from ._softmax import SoftmaxLoss, negative_entropy, softmax_conjugate, softmax_conjugate_inplace
 
 
 def sparse_softmax_conjugate(Zs, k, need_value=True):
@@ -56,7 +42,7 @@ def sparse_softmax_conjugate_inplace(Zs, k):
     return phi
 
 
-class SparseSoftmaxLoss(BaseLoss):
+class SparseSoftmaxLoss(FenchelYoungLoss):
     r"""Top-k sparse-softmax loss of Sun et al. (2021).
 
     With :math:`\Omega_k(z)` the indices of the :math:`k` largest scores,
@@ -77,12 +63,12 @@ class SparseSoftmaxLoss(BaseLoss):
     :math:`\max_j z_j - q^\top z`, allowed here (an estimator should require
     ``k >= 2``).
 
-    See :class:`BaseLoss` for the methods, the target forms, the ``-inf``
+    See :class:`FenchelYoungLoss` for the methods, the target forms, the ``-inf``
     policy and the validation fast path.
 
     Parameters
     ----------
-    k : int
+    k : int, default=5
         Number of scores kept, ``k >= 1``.
 
     Attributes
@@ -113,8 +99,25 @@ class SparseSoftmaxLoss(BaseLoss):
     array([[ 0.75, -0.75,  0.  ]])
     """
 
-    def __init__(self, k):
+    name = "sparse_softmax"
+
+    def __init__(self, k=5):
         self.k = check_k(k)
+
+    def predict_proba(self, Z):
+        return self._closed_form_proba(Z)
+
+    def omega(self, P):
+        # At P = sparse_softmax(z), <P, z> - sum P log P is the log-sum-exp of
+        # the top k: the value of the loss's conjugate, as the base class needs.
+        return negative_entropy(P)
+
+    def jacobian_product(self, P, V):
+        return sparse_softmax_jvp(P, V, axis=1)
+
+    def is_smooth(self, n_classes):
+        # Kinks where the k-th and (k+1)-th scores tie; none for k >= K.
+        return self.k >= n_classes
 
     def _conjugate(self, Zs, need_value=True):
         return sparse_softmax_conjugate(Zs, self.k, need_value)
@@ -122,8 +125,16 @@ class SparseSoftmaxLoss(BaseLoss):
     def _conjugate_inplace(self, Zs):
         return sparse_softmax_conjugate_inplace(Zs, self.k)
 
-    def _jacobian_product(self, P, V):
-        return sparse_softmax_jvp(P, V, axis=1)
+    def _target_term(self, target):
+        # As in the method's reference code, a cross-entropy: no -H(q).
+        return 0.0
+
+    def _row_kernel_for(self, n_classes):
+        if self.k >= n_classes:  # the softmax, with its own kernel
+            return SoftmaxLoss()._row_kernel()
+        from ._sparse_softmax_numba import kernel
+
+        return kernel, (self.k,)
 
     def _repr_params(self):
         return {"k": self.k}

@@ -2,19 +2,9 @@
 
 import numpy as np
 
-from ..transforms import _backend, sparsemax_jvp, sparsemax_threshold
+from ..transforms import sparsemax_jvp, sparsemax_threshold
 from ..transforms._sparsemax import shifted_sparsemax_threshold
-from ..transforms._validation import raise_invalid_row
-from ._base import BaseLoss
-
-
-def fused_kernels():
-    """The compiled loss kernels if the numba backend is in effect, else None."""
-    if _backend.get_backend() != "numba":
-        return None
-    from . import _numba_kernels  # imports numba: only on this backend
-
-    return _numba_kernels
+from ._fenchel_young import FenchelYoungLoss
 
 
 def sparsemax_conjugate(Zs, need_value=True):
@@ -55,27 +45,7 @@ def half_sq_norm(target):
     )
 
 
-def kernel_target(target, dtype):
-    """A :class:`Target` as the compiled row kernels take it: ``(y, Q, half_sq)``.
-
-    Class indices ``y`` (intp) and an empty ``Q`` (0, 0), or an empty ``y``
-    and the distributions ``Q`` in ``dtype``; ``half_sq`` holds
-    ``||q||^2 / 2`` (one entry, 1/2, for class indices), float64.
-    """
-    if target.is_indices:
-        return (
-            np.ascontiguousarray(target.indices, dtype=np.intp),
-            np.empty((0, 0), dtype=dtype),
-            np.full(1, 0.5),
-        )
-    return (
-        np.empty(0, dtype=np.intp),
-        np.ascontiguousarray(target.proba_as(dtype)),
-        np.ascontiguousarray(half_sq_norm(target), dtype=np.float64),
-    )
-
-
-class SparsemaxLoss(BaseLoss):
+class SparsemaxLoss(FenchelYoungLoss):
     r"""The sparsemax loss: convex, smooth, zero when sparsemax hits the target.
 
     With :math:`\tau(z)` and :math:`S(z)` the threshold and the support of
@@ -90,12 +60,13 @@ class SparsemaxLoss(BaseLoss):
     With a class index :math:`y` (:math:`q = e_y`) this is the multi-class
     loss :math:`-z_y + \tfrac12\sum_{j\in S}(z_j^2 - \tau^2) + \tfrac12`;
     with label proportions :math:`q` it is the paper's multi-label loss.
-    It is the Fenchel-Young loss of the Gini entropy: :math:`L \ge 0`, with
+    It is the Fenchel-Young loss of :math:`\Omega(p) = \tfrac12\|p\|^2`
+    (the Gini entropy, up to a constant): :math:`L \ge 0`, with
     equality iff :math:`\operatorname{sparsemax}(z) = q`; for a class index,
     iff :math:`z_y \ge 1 + \max_{j \ne y} z_j`. With two classes and
     :math:`t = z_1 - z_2` it is the modified Huber loss of :math:`t`.
 
-    See :class:`BaseLoss` for the methods, the target forms, the ``-inf``
+    See :class:`FenchelYoungLoss` for the methods, the target forms, the ``-inf``
     policy and the validation fast path.
 
     See Also
@@ -122,27 +93,27 @@ class SparsemaxLoss(BaseLoss):
     array([[0.9, 0.1, 0. ]])
     """
 
+    name = "sparsemax"
+
+    def predict_proba(self, Z):
+        return self._closed_form_proba(Z)
+
+    def omega(self, P):
+        return 0.5 * np.einsum("ij,ij->i", P, P)
+
+    def jacobian_product(self, P, V):
+        return sparsemax_jvp(P, V, axis=1)
+
     def _conjugate(self, Zs, need_value=True):
         return sparsemax_conjugate(Zs, need_value)
 
     def _conjugate_inplace(self, Zs):
         return sparsemax_conjugate_inplace(Zs)
 
-    def _fused_loss_gradient(self, Z, target, out):
-        kern = fused_kernels()
-        if kern is None:
-            return None
-        n = Z.shape[0]
-        Z = np.ascontiguousarray(Z)
-        losses = np.empty(n, dtype=Z.dtype)
-        zmax = np.empty(n, dtype=Z.dtype)
-        y, Q, half = kernel_target(target, Z.dtype)
-        bad = kern.sparsemax_loss_grad_rows(Z, y, Q, half, out, losses, zmax)
-        raise_invalid_row(Z, Z.shape, "Z", zmax, bad)
-        return losses, out
+    def _row_kernel(self):
+        from ._sparsemax_numba import kernel
 
-    def _jacobian_product(self, P, V):
-        return sparsemax_jvp(P, V, axis=1)
+        return kernel, ()
 
     def _scores_for(self, p):
         # p is on the simplex, so sparsemax(p) = p (threshold 0). A class of

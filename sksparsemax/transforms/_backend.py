@@ -194,10 +194,19 @@ def backend(name):
         _local_setting.reset(token)
 
 
+def numba_enabled():
+    """Whether the numba backend is in effect: the one test of every layer.
+
+    The compiled paths of the mappings, the losses and the linear models all
+    ask this function, so that one setting switches them together.
+    """
+    return get_backend() == "numba"
+
+
 def kernels():
     """The compiled kernels module if the numba backend is in effect, else None."""
     global _kernels
-    if get_backend() != "numba":
+    if not numba_enabled():
         return None
     if _kernels is None:
         from . import _numba_kernels

@@ -28,14 +28,27 @@ B2 = GaussianRBF2D.grid(2, 0.3)
         ({"mu": np.inf}, "mu"),
         ({"alpha": 0.5}, "alpha"),
         ({"alpha": np.nan}, "alpha"),
-        ({"alpha": [1.5, 2.0]}, "alpha"),
-        ({"alpha": "two"}, "alpha"),
         ({"mu": [0.0, 1.0, 2.0], "sigma2": [1.0, 2.0]}, "mu and sigma2"),
     ],
 )
 def test_beta_gaussian_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         BetaGaussian(**kwargs)
+
+
+@pytest.mark.parametrize("alpha", [[1.5, 2.0], "two", None, True])
+def test_non_numeric_alpha_is_a_type_error(alpha):
+    # the package-wide check (sksparsemax._checks): not a real number -> TypeError
+    with pytest.raises(TypeError, match="alpha"):
+        BetaGaussian(alpha=alpha)
+    with pytest.raises(TypeError, match="alpha"):
+        MultivariateBetaGaussian([0.0], [[1.0]], alpha=alpha)
+    with pytest.raises(TypeError, match="alpha"):
+        rbf_expectation_1d(0.5, 0.1, B1, alpha=alpha)
+    with pytest.raises(TypeError, match="alpha"):
+        rbf_expectation_2d([0.5, 0.5], np.eye(2), B2, alpha=alpha)
+    with pytest.raises(TypeError, match="alpha"):
+        ContinuousAttention1D(B1, alpha=alpha)
 
 
 def test_from_canonical_errors():

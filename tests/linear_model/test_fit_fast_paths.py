@@ -17,7 +17,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-import sksparsemax.linear_model._base as base_module
+import sksparsemax.linear_model._fit as base_module
 from sksparsemax import transforms
 from sksparsemax.linear_model import (
     EntmaxClassifier,

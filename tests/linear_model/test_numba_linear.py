@@ -28,13 +28,12 @@ from sksparsemax import (  # noqa: E402
     SparsemaxMultiLabel,
     SparseSoftmaxClassifier,
 )
-from sksparsemax.linear_model import _linear_loss  # noqa: E402
 from sksparsemax.linear_model._linear_loss import LinearModelLoss  # noqa: E402
-from sksparsemax.linear_model._numba_linear import (  # noqa: E402
-    times_lower,
-    times_lower_transposed,
+from sksparsemax.linear_model._preconditioner import (  # noqa: E402
+    GramPreconditioner,
+    _times_lower,
 )
-from sksparsemax.linear_model._preconditioner import GramPreconditioner  # noqa: E402
+from sksparsemax.losses import _compiled  # noqa: E402
 from sksparsemax.losses import (  # noqa: E402
     EntmaxLoss,
     SoftmaxLoss,
@@ -101,7 +100,7 @@ def test_compiled_kernel_equals_reference_objective(
     l2 = 1.0 / (C * (n if sw is None else sw.sum()))
     X_fit = LAYOUTS[layout](X)
     with backend("numba"):
-        assert lml._compiled_kernel(X_fit, K) is not None
+        assert lml._compiled(X_fit, K) is not None
         for scale in (0.3, 3.0):  # small scores (large supports), large ones
             w = scale * rng.normal(size=lml.n_coef(K, d))
             value, grad = lml.loss_gradient(w, X_fit, target, K, sw, l2)
@@ -128,7 +127,7 @@ def test_compiled_kernel_float32_sums_in_float64(layout, loss_name, proportions)
     lml = LinearModelLoss(LOSSES[loss_name][0](), True)
     w = np.random.default_rng(2).normal(size=lml.n_coef(5, 9))
     with backend("numba"):
-        assert lml._compiled_kernel(X32, 5) is not None
+        assert lml._compiled(X32, 5) is not None
         f32, g32 = lml.loss_gradient(w, X32, target, 5, sw, 0.01)
     with backend("numpy"):
         f64, g64 = lml.loss_gradient(w, X32.astype(np.float64), target, 5, sw, 0.01)
@@ -154,42 +153,50 @@ def test_compiled_kernel_overflow_raises_the_loss_error(layout, loss_name):
     assert messages[0] == messages[1]
 
 
+def _kernel_of(lml, X, K):
+    """The compiled entry point and parameters used for ``X``, or None."""
+    compiled = lml._compiled(X, K)
+    return None if compiled is None else (compiled.kernel, tuple(compiled.params))
+
+
 def test_compiled_kernel_gate(monkeypatch):
+    from sksparsemax.losses import _softmax_numba, _sparse_softmax_numba, _sparsemax_numba
+
     X = np.random.default_rng(0).normal(size=(20, 6))
     sparsemax = LinearModelLoss(SparsemaxLoss(), True)
     with backend("numba"):
-        assert sparsemax._compiled_kernel(X, 4) == ("sparsemax_linear_loss_gradient", 0)
-        assert sparsemax._compiled_kernel(sp.csr_matrix(X), 4) == (
-            "sparsemax_csr_linear_loss_gradient", 0
-        )
+        assert _kernel_of(sparsemax, X, 4) == (_sparsemax_numba.kernel, ())
+        assert _kernel_of(sparsemax, sp.csr_matrix(X), 4) == (_sparsemax_numba.kernel, ())
         # The top-k loss: its own kernel for k < K, the softmax's for k >= K.
         top3 = LinearModelLoss(SparseSoftmaxLoss(3), True)
-        assert top3._compiled_kernel(X, 4) == ("sparse_softmax_linear_loss_gradient", 3)
-        assert top3._compiled_kernel(sp.csr_matrix(X), 4) == (
-            "sparse_softmax_csr_linear_loss_gradient", 3
+        assert _kernel_of(top3, X, 4) == (_sparse_softmax_numba.kernel, (3.0,))
+        assert _kernel_of(top3, sp.csr_matrix(X), 4) == (_sparse_softmax_numba.kernel, (3.0,))
+        assert _kernel_of(top3, X, 3) == (_softmax_numba.kernel, ())
+        assert _kernel_of(sparsemax, sp.csc_matrix(X), 4) is None  # scipy's
+        assert _kernel_of(sparsemax, np.asfortranarray(X), 4) is None
+        assert _kernel_of(LinearModelLoss(SoftmaxLoss(), True), X, 4) is not None
+        assert _kernel_of(LinearModelLoss(EntmaxLoss(1.5), True), X, 4) is None
+        # alpha = 2 and 1 are the sparsemax and softmax losses, kernels included.
+        assert _kernel_of(LinearModelLoss(EntmaxLoss(2.0), True), X, 4) == (
+            _sparsemax_numba.kernel, ()
         )
-        assert top3._compiled_kernel(X, 3) == ("softmax_linear_loss_gradient", 0)
-        assert sparsemax._compiled_kernel(sp.csc_matrix(X), 4) is None  # scipy's
-        assert sparsemax._compiled_kernel(np.asfortranarray(X), 4) is None
-        assert LinearModelLoss(SoftmaxLoss(), True)._compiled_kernel(X, 4) is not None
-        assert LinearModelLoss(EntmaxLoss(1.5), True)._compiled_kernel(X, 4) is None
-        monkeypatch.setattr(_linear_loss, "MAX_FUSED_COEF", 23)
-        assert sparsemax._compiled_kernel(X, 4) is None  # 24 weights
+        monkeypatch.setattr(_compiled, "MAX_FUSED_COEF", 23)
+        assert _kernel_of(sparsemax, X, 4) is None  # 24 weights
         # No size limit for CSR X.
-        assert sparsemax._compiled_kernel(sp.csr_matrix(X), 4) is not None
+        assert _kernel_of(sparsemax, sp.csr_matrix(X), 4) is not None
         # A fit converts CSC X to CSR (once) for the CSR kernel ...
         csc = sp.csc_matrix(X)
-        prepared = sparsemax.prepare_data(csc)
+        prepared = sparsemax.prepare_data(csc, 4)
         assert prepared.format == "csr"
         np.testing.assert_array_equal(prepared.toarray(), X)
         # ... and leaves everything else alone.
-        assert LinearModelLoss(EntmaxLoss(1.5), True).prepare_data(csc) is csc
+        assert LinearModelLoss(EntmaxLoss(1.5), True).prepare_data(csc, 4) is csc
         for other in (X, sp.csr_matrix(X)):
-            assert sparsemax.prepare_data(other) is other
+            assert sparsemax.prepare_data(other, 4) is other
     with backend("numpy"):
-        assert sparsemax._compiled_kernel(X, 4) is None
-        assert sparsemax._compiled_kernel(sp.csr_matrix(X), 4) is None
-        assert sparsemax.prepare_data(csc) is csc
+        assert _kernel_of(sparsemax, X, 4) is None
+        assert _kernel_of(sparsemax, sp.csr_matrix(X), 4) is None
+        assert sparsemax.prepare_data(csc, 4) is csc
 
 
 @pytest.mark.parametrize("loss_name", LOSSES)
@@ -218,7 +225,7 @@ def test_csr_kernel_reads_any_csr_matrix(ref, loss_name):
     lml = LinearModelLoss(loss(), True)
     w = rng.normal(size=lml.n_coef(K, d))
     with backend("numba"):
-        assert lml._compiled_kernel(X, K) is not None
+        assert lml._compiled(X, K) is not None
         value, grad = lml.loss_gradient(w, X, check_target(y, n, K), K, None, 0.1)
     f_ref = ref.objective(reference(ref), dense, y, K, 1.0 / (0.1 * n))
     W, b = lml.weight_intercept(w, K)
@@ -291,12 +298,10 @@ def test_triangular_products_equal_dense_products(d, K):
     rng = np.random.default_rng(d * 10 + K)
     T = np.tril(rng.normal(size=(d, d)))
     V = rng.normal(size=(K, d))
-    out = np.full((K, d), np.nan)
-    times_lower(V, T, out)
-    np.testing.assert_allclose(out, V @ T, rtol=1e-12, atol=1e-12)
-    out = np.full((K, d), np.nan)
-    times_lower_transposed(V, T, out)
-    np.testing.assert_allclose(out, V @ T.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_times_lower(V, T), V @ T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        _times_lower(V, T, transposed=True), V @ T.T, rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])

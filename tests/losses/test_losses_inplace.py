@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sksparsemax.losses import (
-    BaseLoss,
+    FenchelYoungLoss,
     EntmaxLoss,
     SoftmaxLoss,
     SparseSoftmaxLoss,
@@ -88,14 +88,17 @@ def test_out_path_equals_the_ordinary_path(loss, kind, dtype, masked):
     np.testing.assert_allclose(grad_in, grad, rtol=rtol, atol=atol)
 
 
-def test_out_path_of_a_loss_with_only_conjugate():
-    """The default in-place hook serves a subclass that writes _conjugate only."""
+def test_out_path_of_a_loss_with_only_the_public_methods():
+    """The default in-place hook serves a subclass that writes the two public methods only."""
 
-    class HalfSoftmaxLoss(BaseLoss):
-        def _conjugate(self, Zs, need_value=True):
-            E = np.exp(Zs / 2)
-            s = E.sum(axis=1)
-            return 2 * np.log(s), E / s[:, None]
+    class HalfSoftmaxLoss(FenchelYoungLoss):
+        def predict_proba(self, Z):
+            E = np.exp(np.asarray(Z) / 2)
+            return E / E.sum(axis=1, keepdims=True)
+
+        def omega(self, P):
+            logP = np.log(P, where=P > 0, out=np.zeros_like(P))
+            return 2 * np.einsum("ij,ij->i", P, logP)
 
     Z, y = problem(1, "indices", np.float64, False)
     loss = HalfSoftmaxLoss()

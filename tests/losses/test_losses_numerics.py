@@ -8,7 +8,7 @@ import pytest
 import sksparsemax.losses._targets as targets_module
 from sksparsemax import transforms
 from sksparsemax.losses import (
-    BaseLoss,
+    FenchelYoungLoss,
     EntmaxLoss,
     SoftmaxLoss,
     SparseSoftmaxLoss,
@@ -311,13 +311,16 @@ def test_parameters_are_validated():
 
 
 def test_a_new_loss_is_one_subclass():
-    """Softmax with temperature 2: only _conjugate is written."""
+    """Softmax with temperature 2: only the mapping and the regulariser are written."""
 
-    class HalfSoftmaxLoss(BaseLoss):
-        def _conjugate(self, Zs, need_value=True):
-            E = np.exp(Zs / 2)
-            s = E.sum(axis=1)
-            return 2 * np.log(s), E / s[:, None]
+    class HalfSoftmaxLoss(FenchelYoungLoss):
+        def predict_proba(self, Z):
+            E = np.exp(np.asarray(Z) / 2)
+            return E / E.sum(axis=1, keepdims=True)
+
+        def omega(self, P):
+            logP = np.log(P, where=P > 0, out=np.zeros_like(P))
+            return 2 * np.einsum("ij,ij->i", P, logP)
 
     Z, y = problem(15)
     loss = HalfSoftmaxLoss()

@@ -1,0 +1,616 @@
+"""The extension point of the losses: :class:`FenchelYoungLoss`.
+
+Every loss of this package is a Fenchel-Young loss (Blondel, Martins &
+Niculae, 2020): with a regulariser :math:`\\Omega` on the simplex and its
+mapping :math:`\\hat p(z) = \\arg\\max_{p} \\langle p, z\\rangle - \\Omega(p)`,
+
+.. math:: L(z; q) = \\Omega^*(z) + \\Omega(q) - \\langle z, q\\rangle, \\qquad
+          \\Omega^*(z) = \\langle \\hat p, z\\rangle - \\Omega(\\hat p), \\qquad
+          \\nabla_z L(z; q) = \\hat p(z) - q.
+
+A subclass defines the mapping (``predict_proba``) and the regulariser
+(``omega``); this module derives everything else: values, gradients, row
+shifting, ``-inf`` masks, both target forms, float32 and the errors.
+"""
+
+import numpy as np
+
+from ..transforms import _backend
+from ..transforms._validation import as_float_array, checked_row_max
+from ._targets import resolve_target
+
+
+def check_scores(Z):
+    """``Z`` as a float array (float32 kept), checked to be 2-D with a column.
+
+    Only the shape: the values (NaN, ``+inf``, rows of ``-inf``) are checked
+    where the row maxima are taken, once per evaluation.
+    """
+    Z = as_float_array(Z, "Z")
+    if Z.ndim != 2:
+        raise ValueError(
+            "Z must be a 2-D array of scores of shape (n_samples, n_classes); "
+            f"got shape {Z.shape}."
+        )
+    if Z.shape[1] == 0:
+        raise ValueError("Z has 0 columns: a loss needs at least one class.")
+    return Z
+
+
+def shifted_scores(Z):
+    """Validate a score matrix and shift each row so that its maximum is 0.
+
+    Every loss is invariant to adding a constant to a row (targets sum to
+    1), so all computations use the shifted scores: huge scores lose no
+    precision and ``exp`` never overflows.
+
+    Parameters
+    ----------
+    Z : array_like of shape (n_samples, n_classes)
+        Scores: finite or ``-inf`` (masked classes).
+
+    Returns
+    -------
+    Zs : ndarray of shape (n_samples, n_classes)
+        ``Z - Z.max(axis=1, keepdims=True)``, float32 if ``Z`` is float32,
+        float64 otherwise (a new array).
+    """
+    Z = check_scores(Z)
+    zmax = checked_row_max(Z, Z.shape, "Z")
+    with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
+        return Z - zmax
+
+
+def masked_rowdot(A, Zs, mask=None):
+    """Row-wise ``sum_j A[i, j] * Zs[i, j]`` over ``mask`` (all entries if None).
+
+    Entries outside ``mask`` (where ``A`` is 0 and ``Zs`` may be ``-inf``)
+    contribute exactly 0 instead of ``0 * -inf = nan``.
+    """
+    if mask is not None:
+        Zs = np.where(mask, Zs, 0)
+    return np.einsum("ij,ij->i", A, Zs)
+
+
+def _target_dot(target, Zs):
+    """Row-wise ``q^T z`` of the shifted scores; ``-inf`` scores count 0 where ``q = 0``."""
+    n = Zs.shape[0]
+    if target.is_indices:
+        return Zs[np.arange(n), target.indices]
+    Q = target.proba_as(Zs.dtype)
+    qz = np.einsum("ij,ij->i", Q, Zs)
+    bad = ~np.isfinite(qz)
+    if bad.any():  # -inf masks where q = 0: 0 * -inf must count as 0
+        mask = target.positive()[0]
+        qz[bad] = masked_rowdot(Q[bad], Zs[bad], mask[bad])
+    return qz
+
+
+def _subtract_target(P, target):
+    """``P -= q`` in place (no one-hot matrix for class indices)."""
+    if target.is_indices:
+        P[np.arange(P.shape[0]), target.indices] -= 1
+    else:
+        P -= target.proba_as(P.dtype)
+
+
+class FenchelYoungLoss:
+    r"""Base class of the losses, and the way to add one: a Fenchel-Young loss.
+
+    A loss compares scores ``Z`` (n_samples, n_classes) with a target, given
+    as class indices (n_samples,) or as distributions (n_samples,
+    n_classes); see :func:`check_target`. With a regulariser
+    :math:`\Omega` and its mapping :math:`\hat p(z) = \arg\max_{p \in
+    \Delta} \langle p, z\rangle - \Omega(p)`,
+
+    .. math::
+
+        L(z; q) = \Omega^*(z) + \Omega(q) - \langle z, q\rangle, \qquad
+        \Omega^*(z) = \langle \hat p(z), z\rangle - \Omega(\hat p(z)),
+        \qquad \nabla_z L(z; q) = \hat p(z) - q.
+
+    :math:`L \ge 0` is convex in :math:`z`, zero iff :math:`\hat p(z) = q`.
+
+    **Writing a loss.** A subclass defines two methods:
+
+    - ``predict_proba(Z)``: the mapping, rows of a 2-D float score array to
+      distributions (same shape and dtype); when the base class calls it,
+      each row is shifted so that its maximum is 0 and may hold ``-inf``
+      (masked classes, which must get probability 0);
+    - ``omega(P)``: the regulariser :math:`\Omega` of each row of ``P``,
+      shape (n_samples,).
+
+    and may define ``jacobian_product(P, V)``, the product of the mapping's
+    Jacobian at ``P = predict_proba(Z)`` with each row of ``V`` (needed only
+    by ``solver="newton-cg"``, through :meth:`hessian_product`), and
+    ``is_smooth(n_classes)`` (False for a loss with kinks, such as top-k:
+    the estimators then add the safeguards of :ref:`solver_policy`). The
+    base class derives the value, the gradient, the shift of each row by
+    its maximum (a constant shift changes nothing), ``-inf`` masks (a class
+    with zero target probability contributes nothing; one with positive
+    target probability makes the loss ``+inf``), both target forms,
+    float32 (kept as float32; others become float64) and the errors (NaN or
+    ``+inf`` scores, or a row of only ``-inf``, raise a ``ValueError``).
+    The user guide's "Writing your own loss" shows a complete example.
+
+    The shipped losses also override private hooks with closed forms
+    (``_conjugate``: :math:`(\Omega^*, \hat p)` in one pass, in place
+    variants, and ``_row_kernel``: a compiled row kernel, see
+    ``sksparsemax/losses/_numba_engine.py``), which give the same values
+    faster.
+
+    Validation and the fast path: each method validates ``target`` with
+    :func:`check_target` unless it already is a :class:`Target` (returned by
+    :func:`check_target`), which is used as is. Validate once before an
+    optimisation loop and pass the ``Target`` on every iteration. Passing
+    ``check=False`` with a raw target skips its validation altogether (the
+    caller guarantees it is valid; invalid targets then give wrong results
+    or an ``IndexError``).
+
+    Attributes
+    ----------
+    name : str or None
+        The name the estimators accept for the loss (``loss="sparsemax"``),
+        for the shipped losses; None for others, which are passed as
+        instances.
+
+    See Also
+    --------
+    SparsemaxLoss : Sparsemax loss.
+    SparseSoftmaxLoss : Top-k sparse-softmax loss.
+    EntmaxLoss : Alpha-entmax Fenchel-Young loss.
+    SoftmaxLoss : Softmax cross-entropy.
+
+    References
+    ----------
+    .. [1] M. Blondel, A. F. T. Martins and V. Niculae, "Learning with
+       Fenchel-Young Losses", JMLR 21(35), 2020.
+
+    Examples
+    --------
+    Sparsemax with a temperature ``t``, :math:`\Omega(p) = \tfrac t2
+    \|p\|^2`, whose mapping is ``sparsemax(z / t)``:
+
+    >>> import numpy as np
+    >>> from sksparsemax.losses import FenchelYoungLoss
+    >>> from sksparsemax.transforms import sparsemax
+    >>> class TemperedSparsemaxLoss(FenchelYoungLoss):
+    ...     def __init__(self, t=2.0):
+    ...         self.t = t
+    ...     def predict_proba(self, Z):
+    ...         return sparsemax(np.asarray(Z) / self.t, axis=1)
+    ...     def omega(self, P):
+    ...         return 0.5 * self.t * np.einsum("ij,ij->i", P, P)
+    >>> loss = TemperedSparsemaxLoss(t=2.0)
+    >>> loss.loss([[1.0, 0.2, -1.0]], [0])
+    array([0.245])
+    >>> loss.gradient([[1.0, 0.2, -1.0]], [0])
+    array([[-0.3,  0.3,  0. ]])
+    """
+
+    name = None
+
+    _registry = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("name") is not None:
+            FenchelYoungLoss._registry[cls.name] = cls
+
+    # -- what a subclass defines -------------------------------------------
+    def predict_proba(self, Z):  # pragma: no cover - abstract
+        """The loss's probability mapping applied to each row of ``Z``.
+
+        Parameters
+        ----------
+        Z : array_like of shape (n_samples, n_classes)
+            Scores (finite, or ``-inf`` to mask a class).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Rows on the probability simplex (the gradient of
+            :math:`\\Omega^*`).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} must define predict_proba(Z), its mapping."
+        )
+
+    def omega(self, P):  # pragma: no cover - abstract
+        """The regulariser :math:`\\Omega` of each row of ``P``.
+
+        Parameters
+        ----------
+        P : ndarray of shape (n_samples, n_classes)
+            Distributions (rows on the simplex).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} must define omega(P), its regulariser."
+        )
+
+    def jacobian_product(self, P, V):
+        """Row-wise product of the mapping's Jacobian at ``P`` with ``V``.
+
+        Parameters
+        ----------
+        P : ndarray of shape (n_samples, n_classes)
+            The mapping's output ``predict_proba(Z)``.
+        V : ndarray of shape (n_samples, n_classes)
+            Directions in score space.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define jacobian_product(P, V), "
+            "the Jacobian of its mapping: no Hessian-vector product (use "
+            'solver="lbfgs").'
+        )
+
+    def is_smooth(self, n_classes):
+        """Whether the loss is differentiable everywhere for ``n_classes`` classes.
+
+        Parameters
+        ----------
+        n_classes : int
+
+        Returns
+        -------
+        bool
+            True by default; False for a loss with kinks at its minimiser
+            (the top-k loss for ``k < n_classes``).
+        """
+        return True
+
+    # -- hooks with generic defaults ---------------------------------------
+    def _closed_form_proba(self, Z):
+        """``predict_proba`` by :meth:`_conjugate`, for the losses that override it.
+
+        Validates ``Z`` once (errors name ``Z``) and shifts its rows.
+        """
+        return self._conjugate(shifted_scores(Z), need_value=False)[1]
+
+    def _conjugate(self, Zs, need_value=True):
+        r"""Return ``(phi, P)`` from shifted scores: :math:`\Omega^*` per row and the mapping.
+
+        ``P`` must be a new array (the gradient is computed in place in
+        it); ``phi`` is None when not needed. The default calls
+        :meth:`predict_proba` and :meth:`omega`.
+        """
+        P = np.array(self.predict_proba(Zs), dtype=Zs.dtype)
+        if P.shape != Zs.shape:
+            raise ValueError(
+                f"{type(self).__name__}.predict_proba returned shape {P.shape} "
+                f"for scores of shape {Zs.shape}."
+            )
+        phi = None
+        if need_value:
+            omega = np.asarray(self.omega(P), dtype=Zs.dtype)
+            phi = masked_rowdot(P, Zs, P > 0) - omega
+        return phi, P
+
+    def _conjugate_inplace(self, Zs):
+        """Overwrite the shifted scores ``Zs`` with ``P``; return ``phi`` (n,).
+
+        The in-place counterpart of :meth:`_conjugate`, used by
+        ``loss_gradient(..., out=...)``; subclasses override it to compute
+        the mapping without an (n, K) temporary.
+        """
+        phi, P = self._conjugate(Zs, need_value=True)
+        np.copyto(Zs, P)
+        return phi
+
+    def _target_term(self, target):
+        r""":math:`\Omega(q)` of a target: a scalar or an array (n_samples,), cached.
+
+        For class indices, :math:`\Omega(e_y)`, from the regulariser of the
+        ``n_classes`` one-hot rows.
+        """
+        if target.is_indices:
+            def of_classes():
+                return np.asarray(self.omega(np.eye(target.n_classes)), np.float64)
+
+            return target.cached(("omega", self), of_classes)[target.indices]
+        return target.cached(
+            ("omega", self),
+            lambda: np.asarray(self.omega(target.proba), np.float64),
+        )
+
+    def _scores_for(self, p):
+        """Scores ``z`` (K,) whose mapping is the distribution ``p`` (K,).
+
+        Used to start a solver at the intercept-only optimum: with zero
+        weights and intercepts ``b``, the mean loss is minimised where
+        ``predict_proba(b)`` is the (weighted) mean target ``p``. The default
+        is the softmax inverse ``log p``, with ``p`` clipped at ``1e-8`` (a
+        class of zero mean target has its optimum at ``-inf``): a starting
+        point only.
+        """
+        p = np.asarray(p, dtype=np.float64)
+        return np.log(np.maximum(p, 1e-8))
+
+    def _row_kernel(self):
+        """``(kernel, params)``: the loss's compiled kernel, or None.
+
+        Called only when the numba backend is in effect. ``kernel(task,
+        params)`` is a compiled entry point of ``_numba_engine.run`` with the
+        loss's row kernel, ``params`` a float64 array of its parameters. The
+        default (None) keeps the NumPy path.
+        """
+        return None
+
+    def compiled(self, n_classes):
+        """The loss's compiled kernels for ``n_classes`` classes, or None.
+
+        Parameters
+        ----------
+        n_classes : int
+
+        Returns
+        -------
+        CompiledLoss or None
+            None unless the numba backend is in effect and the loss has a
+            compiled row kernel (for ``n_classes``).
+        """
+        if not _backend.numba_enabled():
+            return None
+        found = self._row_kernel_for(n_classes)
+        if found is None:
+            return None
+        from ._compiled import CompiledLoss
+
+        return CompiledLoss(self, *found)
+
+    def _row_kernel_for(self, n_classes):
+        """:meth:`_row_kernel` for ``n_classes`` (the top-k loss picks by ``k``)."""
+        return self._row_kernel()
+
+    # -- evaluation ----------------------------------------------------------
+    def _evaluate(self, Z, target, check, need_loss, need_grad, out=None):
+        """Per-sample losses (or None) and gradients; into ``out`` if given."""
+        Z = check_scores(Z)
+        n, K = Z.shape
+        target = resolve_target(target, n, K, check)
+        if out is not None:
+            _check_out(out, Z)
+            compiled = self.compiled(K)
+            if compiled is not None:
+                return compiled.rows(Z, target, out)
+            zmax = checked_row_max(Z, Z.shape, "Z")
+            with np.errstate(over="ignore"):  # finite - max may overflow to -inf
+                Zs = np.subtract(Z, zmax, out=out)
+            del zmax
+            qz = _target_dot(target, Zs)  # before Zs is overwritten by P
+            phi = self._conjugate_inplace(Zs)
+            P = Zs
+        else:
+            Zs = shifted_scores(Z)
+            phi, P = self._conjugate(Zs, need_value=need_loss)
+            qz = _target_dot(target, Zs) if need_loss else None
+        losses = None
+        if need_loss:
+            term = np.asarray(self._target_term(target), dtype=P.dtype)
+            with np.errstate(over="ignore"):
+                losses = phi - qz
+            losses += term
+        if need_grad:
+            _subtract_target(P, target)
+        return losses, P
+
+    def loss(self, Z, target, *, check=True):
+        """Per-sample losses.
+
+        Parameters
+        ----------
+        Z : array_like of shape (n_samples, n_classes)
+            Scores (finite, or ``-inf`` to mask a class).
+        target : array_like or Target
+            Class indices (n_samples,) or distributions (n_samples,
+            n_classes), or a :class:`Target` from :func:`check_target`.
+        check : bool, default=True
+            Validate a raw ``target``. False skips its validation (see the
+            class docstring); a :class:`Target` is never validated again.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Loss of each sample, float32 if ``Z`` is float32, else float64.
+
+        See Also
+        --------
+        loss_gradient : The losses and their gradients in one pass.
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparsemaxLoss
+        >>> SparsemaxLoss().loss([[1.0, 0.2, -1.0], [0.0, 0.0, 0.0]], [0, 2])
+        array([0.01      , 0.33333333])
+        """
+        return self._evaluate(Z, target, check, True, False)[0]
+
+    def gradient(self, Z, target, *, check=True):
+        """Gradient of each sample's loss with respect to its scores.
+
+        Parameters
+        ----------
+        Z : array_like of shape (n_samples, n_classes)
+            Scores (finite, or ``-inf`` to mask a class).
+        target : array_like or Target
+            Class indices (n_samples,) or distributions (n_samples,
+            n_classes), or a :class:`Target` from :func:`check_target`.
+        check : bool, default=True
+            Validate a raw ``target`` (see :meth:`loss`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Row ``i`` is the gradient of ``loss_i`` with respect to ``Z[i]``
+            (not averaged): ``predict_proba(Z) - Q``.
+
+        See Also
+        --------
+        loss_gradient : The losses and their gradients in one pass.
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparsemaxLoss
+        >>> SparsemaxLoss().gradient([[1.0, 0.2, -1.0]], [[0.5, 0.5, 0.0]])
+        array([[ 0.4, -0.4,  0. ]])
+        """
+        return self._evaluate(Z, target, check, False, True)[1]
+
+    def loss_gradient(self, Z, target, *, check=True, out=None):
+        """Per-sample losses and their gradients, in one pass.
+
+        The mapping is evaluated once and the gradient is built in place
+        from it; with class indices no one-hot matrix is formed.
+
+        With ``out`` (the fast path of a solver) the gradient is written into
+        ``out``, which may be ``Z`` itself: the scores are then overwritten
+        and no (n_samples, n_classes) temporary is allocated by the common
+        losses, so a solver can reuse one buffer across iterations.
+
+        Parameters
+        ----------
+        Z : array_like of shape (n_samples, n_classes)
+            Scores (finite, or ``-inf`` to mask a class).
+        target : array_like or Target
+            Class indices (n_samples,) or distributions (n_samples,
+            n_classes), or a :class:`Target` from :func:`check_target`.
+        check : bool, default=True
+            Validate a raw ``target`` (see :meth:`loss`).
+        out : ndarray of shape (n_samples, n_classes), default=None
+            Where to write the gradient: a writeable C-contiguous array of the
+            floating dtype of the scores (float32 for float32 ``Z``, float64
+            otherwise), possibly ``Z`` itself (then overwritten). None
+            allocates a new array and leaves ``Z`` untouched.
+
+        Returns
+        -------
+        losses : ndarray of shape (n_samples,)
+            As returned by :meth:`loss`.
+        gradient : ndarray of shape (n_samples, n_classes)
+            As returned by :meth:`gradient` (``out`` itself when given).
+
+        See Also
+        --------
+        check_target : Validate the target once, before a loop of calls.
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SoftmaxLoss, check_target
+        >>> target = check_target([1], n_samples=1, n_classes=2)
+        >>> values, grad = SoftmaxLoss().loss_gradient([[0.0, 0.0]], target)
+        >>> values, grad
+        (array([0.693...]), array([[ 0.5, -0.5]]))
+        >>> import numpy as np
+        >>> Z = np.array([[0.0, 0.0]])
+        >>> _, grad = SoftmaxLoss().loss_gradient(Z, target, out=Z)  # in place
+        >>> grad is Z, Z
+        (True, array([[ 0.5, -0.5]]))
+        """
+        return self._evaluate(Z, target, check, True, True, out)
+
+    def hessian_product(self, P, V):
+        r"""Hessian of each sample's loss with respect to its scores, times ``V``.
+
+        The Hessian of :math:`L(z; q) = \phi(z) - q^\top z + c(q)` with
+        respect to :math:`z` is the Jacobian :math:`J(z)` of the mapping
+        :math:`\hat p` (:math:`\nabla_z L = \hat p(z) - q`); it does not
+        depend on the target. It is computed from the probabilities
+        ``P = predict_proba(Z)`` by the mapping's Jacobian-vector product of
+        :mod:`sksparsemax.transforms`; no K×K matrix is formed. :math:`J`
+        is symmetric, so this is also the vector-Hessian product. For the
+        piecewise-smooth losses (sparsemax, entmax with ``alpha > 1``,
+        top-k) this is the Hessian away from kinks, where the support
+        changes, and a generalized Hessian on them (the one of the support
+        of ``P``), which is what a second-order solver needs.
+
+        Parameters
+        ----------
+        P : array_like of shape (n_samples, n_classes)
+            Probabilities ``predict_proba(Z)`` at the scores ``Z``.
+        V : array_like of shape (n_samples, n_classes)
+            Directions in score space, one per sample.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Row ``i`` is :math:`J(z_i)\, v_i`; float32 if both ``P`` and
+            ``V`` are float32, else float64.
+
+        See Also
+        --------
+        sksparsemax.transforms.sparsemax_jvp : The sparsemax case.
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparsemaxLoss
+        >>> loss = SparsemaxLoss()
+        >>> P = loss.predict_proba([[1.0, 0.2, -1.0]])
+        >>> loss.hessian_product(P, [[1.0, 0.0, 5.0]])
+        array([[ 0.5, -0.5,  0. ]])
+        """
+        return self.jacobian_product(P, V)
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self._repr_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def _repr_params(self):
+        return {}
+
+
+def _check_out(out, Z):
+    """Check the ``out`` buffer of ``loss_gradient`` against the scores ``Z``."""
+    if not isinstance(out, np.ndarray) or out.shape != Z.shape or out.dtype != Z.dtype:
+        raise ValueError(
+            f"out must be an ndarray of shape {Z.shape} and dtype {Z.dtype} "
+            "(the scores' shape and floating dtype)."
+        )
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError("out must be a writeable C-contiguous array.")
+
+
+#: The former name of :class:`FenchelYoungLoss`.
+BaseLoss = FenchelYoungLoss
+
+
+def loss_names():
+    """The names of the shipped losses (sorted), as estimators accept them."""
+    return sorted(FenchelYoungLoss._registry)
+
+
+def get_loss(loss, **params):
+    """The loss object that ``loss`` names, or ``loss`` itself.
+
+    Parameters
+    ----------
+    loss : str or FenchelYoungLoss
+        A name of :func:`loss_names` or a loss instance (returned as is).
+    **params
+        With a name: the loss's parameters (e.g. ``alpha`` for
+        ``"entmax"``, ``k`` for ``"sparse_softmax"``); defaults otherwise.
+
+    Returns
+    -------
+    FenchelYoungLoss
+
+    Raises
+    ------
+    ValueError
+        If ``loss`` is neither a known name nor a :class:`FenchelYoungLoss`.
+    """
+    if isinstance(loss, FenchelYoungLoss):
+        return loss
+    if isinstance(loss, str) and loss in FenchelYoungLoss._registry:
+        return FenchelYoungLoss._registry[loss](**params)
+    raise ValueError(
+        f"loss must be one of {loss_names()} or a FenchelYoungLoss instance; "
+        f"got {loss!r}."
+    )

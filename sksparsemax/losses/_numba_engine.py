@@ -1,0 +1,359 @@
+"""Compiled drivers of a loss's row kernel (numba backend).
+
+A loss with a compiled path (:meth:`FenchelYoungLoss._row_kernel`) writes one
+*row kernel*, the loss and gradient of one row of scores, and one entry point
+that hands it to :func:`run`::
+
+    @njit(cache=True, nogil=True, inline="always")
+    def row(Z, i, m, y, Q, qi, params, scratch, out, oi):
+        ...  # returns Omega*(z) - q^T z for z = Z[i] - m; writes p - q into out[oi]
+
+    @njit(cache=True, nogil=True)
+    def kernel(task, params):
+        return run(row, task, params)
+
+The row kernel is passed to the inlined driver as a compile-time constant, so
+each loss gets its own machine code with the row arithmetic inlined into the
+loop (no call, no branch per row), and the entry point, a plain module-level
+function with array arguments, is cached on disk like every other kernel.
+
+The row kernel's arguments: ``Z`` the score rows (float32 or float64), ``i``
+the row, ``m`` its maximum (finite: invalid rows never reach a row kernel),
+the target as class indices ``y[qi]`` when ``Q`` has no columns, else the
+distribution ``Q[qi]``; ``params`` the loss's float64 parameters; ``scratch``
+the tuple ``(fbuf, ibuf, zbuf)`` of a float64 and an intp buffer of length
+``K + 1`` and a one-entry buffer of the dtype of ``Z``; ``out[oi]`` receives
+``p - q`` and may be ``Z[i]`` itself (read each entry before writing it).
+The driver adds the loss's target term ``Omega(q)`` (``tterm``, one entry per
+row, or one for class indices).
+
+A *task* is a tuple of arrays; its length tells the driver what to compute:
+
+``(Z, y, Q, tterm, out, losses, zmax)``
+    every row of ``Z``: ``losses[i]`` and ``out[i] = p - q``; returns the first
+    invalid row (NaN, ``+inf``, all ``-inf``) or -1, with ``zmax`` holding the
+    row maxima for the error message. All rows are checked before any is
+    written: ``out`` may be ``Z``.
+``(X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b)``
+    dense C-contiguous ``X``: see :func:`_dense_linear`;
+``(data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, grad_Wt, grad_b)``
+    CSR ``X``: see :func:`_csr_linear`.
+"""
+
+import numpy as np
+from numba import njit
+from numba.extending import overload
+
+from ..transforms._numba_kernels import _JIT, _JIT_INLINE, _row_max
+
+# The dot products and outer products may be reassociated and fused
+# (vectorised), as in BLAS; NaN and inf keep their IEEE meaning.
+_BLAS_LIKE = dict(_JIT, fastmath={"reassoc", "contract"}, boundscheck=False)
+
+# Rows per block: 4 rows x 2 classes of dot products share their loads.
+_ROWS = 4
+
+_ROWS_TASK, _DENSE_TASK, _CSR_TASK = 7, 10, 12
+
+
+@njit(**_JIT_INLINE)
+def target_dot(Z, i, m, y, Q, qi):
+    """``q^T (z - m)`` of row ``i`` of ``Z`` with the target row ``y[qi]`` or
+    ``Q[qi]``; a ``-inf`` score counts 0 where ``q = 0``."""
+    if Q.shape[1] == 0:
+        return Z[i, y[qi]] - m
+    qz = 0.0
+    for j in range(Z.shape[1]):
+        q = Q[qi, j]
+        if q != 0:
+            qz += q * (Z[i, j] - m)
+    return qz
+
+
+@njit(**_JIT_INLINE)
+def subtract_target(out, oi, y, Q, qi):
+    """``out[oi] -= q`` for the target row ``y[qi]`` or ``Q[qi]``."""
+    if Q.shape[1] == 0:
+        out[oi, y[qi]] -= 1
+    else:
+        for j in range(out.shape[1]):
+            out[oi, j] -= Q[qi, j]
+
+
+@njit(**_JIT_INLINE)
+def _scratch(n_rows, K, dtype):
+    """Row maxima ``zmax`` (float64, n_rows) and the row kernels' ``scratch``."""
+    return (
+        np.empty(n_rows, dtype=np.float64),
+        (
+            np.empty(K + 1, dtype=np.float64),
+            np.empty(K + 1, dtype=np.intp),
+            np.empty(1, dtype=dtype),
+        ),
+    )
+
+
+@njit(**_JIT_INLINE)
+def _tterm(tterm, qi):
+    return tterm[0] if tterm.shape[0] == 1 else tterm[qi]
+
+
+@njit(**_BLAS_LIKE)
+def _dot_block(A, i0, lo, hi, B, Zb):
+    """``Zb[r, k] = A[i0 + r, lo:hi] @ B[k, lo:hi]`` for the 4 rows ``r`` of a block."""
+    K = B.shape[0]
+    k = 0
+    while k + 1 < K:
+        s00 = s01 = s10 = s11 = s20 = s21 = s30 = s31 = 0.0
+        for j in range(lo, hi):
+            w0 = B[k, j]
+            w1 = B[k + 1, j]
+            x0 = A[i0, j]
+            x1 = A[i0 + 1, j]
+            x2 = A[i0 + 2, j]
+            x3 = A[i0 + 3, j]
+            s00 += x0 * w0
+            s01 += x0 * w1
+            s10 += x1 * w0
+            s11 += x1 * w1
+            s20 += x2 * w0
+            s21 += x2 * w1
+            s30 += x3 * w0
+            s31 += x3 * w1
+        Zb[0, k], Zb[0, k + 1] = s00, s01
+        Zb[1, k], Zb[1, k + 1] = s10, s11
+        Zb[2, k], Zb[2, k + 1] = s20, s21
+        Zb[3, k], Zb[3, k + 1] = s30, s31
+        k += 2
+    if k < K:
+        s0 = s1 = s2 = s3 = 0.0
+        for j in range(lo, hi):
+            w0 = B[k, j]
+            s0 += A[i0, j] * w0
+            s1 += A[i0 + 1, j] * w0
+            s2 += A[i0 + 2, j] * w0
+            s3 += A[i0 + 3, j] * w0
+        Zb[0, k] = s0
+        Zb[1, k] = s1
+        Zb[2, k] = s2
+        Zb[3, k] = s3
+
+
+@njit(**_BLAS_LIKE)
+def _dot_rows(A, i0, r, lo, hi, B, Zb):
+    """``Zb[rr, k] = A[i0 + rr, lo:hi] @ B[k, lo:hi]`` for ``rr < r`` (a short block)."""
+    K = B.shape[0]
+    for rr in range(r):
+        for k in range(K):
+            s = 0.0
+            for j in range(lo, hi):
+                s += A[i0 + rr, j] * B[k, j]
+            Zb[rr, k] = s
+
+
+@njit(**_BLAS_LIKE)
+def _add_outer_block(X, rows, Gp, d, grad_W):
+    """``grad_W[:, :d] += Gp.T @ X[rows, :d]`` for 4 rows (2 classes at a time)."""
+    K = grad_W.shape[0]
+    a0, a1, a2, a3 = rows[0], rows[1], rows[2], rows[3]
+    k = 0
+    while k + 1 < K:
+        g00, g10, g20, g30 = Gp[0, k], Gp[1, k], Gp[2, k], Gp[3, k]
+        g01, g11, g21, g31 = Gp[0, k + 1], Gp[1, k + 1], Gp[2, k + 1], Gp[3, k + 1]
+        for j in range(d):
+            x0 = X[a0, j]
+            x1 = X[a1, j]
+            x2 = X[a2, j]
+            x3 = X[a3, j]
+            grad_W[k, j] += (g00 * x0 + g10 * x1) + (g20 * x2 + g30 * x3)
+            grad_W[k + 1, j] += (g01 * x0 + g11 * x1) + (g21 * x2 + g31 * x3)
+        k += 2
+    if k < K:
+        g0, g1, g2, g3 = Gp[0, k], Gp[1, k], Gp[2, k], Gp[3, k]
+        for j in range(d):
+            grad_W[k, j] += (g0 * X[a0, j] + g1 * X[a1, j]) + (
+                g2 * X[a2, j] + g3 * X[a3, j]
+            )
+
+
+@njit(**_BLAS_LIKE)
+def _add_outer_rows(X, rows, Gp, p, d, grad_W):
+    """``grad_W[:, :d] += Gp[:p].T @ X[rows[:p], :d]`` for fewer than 4 rows."""
+    K = grad_W.shape[0]
+    for r in range(p):
+        a = rows[r]
+        for k in range(K):
+            g = Gp[r, k]
+            if g != 0:
+                for j in range(d):
+                    grad_W[k, j] += g * X[a, j]
+
+
+@njit(**_BLAS_LIKE)
+def _csr_row_scores(data, indices, lo, hi, Wt, b, Z, i):
+    """``Z[i] = b + sum_p data[p] Wt[indices[p]]`` over the stored entries ``lo:hi`` of a row."""
+    K = Wt.shape[1]
+    for j in range(K):
+        Z[i, j] = b[j]
+    for p in range(lo, hi):
+        col = indices[p]
+        a = data[p]
+        for j in range(K):
+            Z[i, j] += a * Wt[col, j]
+
+
+@njit(**_BLAS_LIKE)
+def _csr_add_outer(data, indices, indptr, G, rows, n_rows, grad_Wt):
+    """``grad_Wt += sum_r x_r^T G[r]`` over the rows ``rows[:n_rows]`` of CSR ``X``."""
+    K = G.shape[1]
+    for t in range(n_rows):
+        i = rows[t]
+        for p in range(indptr[i], indptr[i + 1]):
+            col = indices[p]
+            a = data[p]
+            for j in range(K):
+                grad_Wt[col, j] += a * G[i, j]
+
+
+@njit(**_JIT_INLINE)
+def _rows(row, params, Z, y, Q, tterm, out, losses, zmax):
+    """Loss and gradient of every row of ``Z`` (the rows task)."""
+    n, K = Z.shape
+    for i in range(n):
+        _, ok = _row_max(Z, i, zmax)
+        if not ok:
+            return i
+    _, scratch = _scratch(0, K, Z.dtype)
+    for i in range(n):
+        value = row(Z, i, zmax[i], y, Q, i, params, scratch, out, i)
+        losses[i] = value + _tterm(tterm, i)
+    return -1
+
+
+@njit(**_JIT_INLINE)
+def _scale_row(G, r, c, grad_b):
+    """``G[r] *= c``, added into ``grad_b``; whether the row is nonzero."""
+    nonzero = False
+    for j in range(G.shape[1]):
+        g = c * G[r, j]
+        G[r, j] = g
+        grad_b[j] += g
+        nonzero |= g != 0
+    return nonzero
+
+
+@njit(**_JIT_INLINE)
+def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b):
+    """Weighted loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
+
+    One pass over the rows of dense ``X`` (n, d), four at a time: their
+    scores (float64), losses and loss gradients, and the outer products
+    ``c_i (p_i - q_i) x_i^T`` added into ``grad_W`` (which the caller fills
+    with the penalty's gradient first), skipped for rows whose loss gradient
+    is zero. ``grad_b`` is overwritten with ``sum_i c_i (p_i - q_i)``; the
+    row weights are ``c_i = weights[i] * scale`` (or ``scale`` when
+    ``weights`` is empty). Returns ``(sum_i c_i loss_i, -1)``, or
+    ``(nan, i)`` at the first row ``i`` with invalid scores.
+    """
+    n, d = X.shape
+    K = W.shape[0]
+    use_weights = weights.shape[0] > 0
+    Zb = np.empty((_ROWS, K), dtype=np.float64)
+    zmax, scratch = _scratch(_ROWS, K, np.float64)
+    Gp = np.empty((_ROWS, K), dtype=np.float64)  # pending rows' c_i (p_i - q_i)
+    rows = np.empty(_ROWS, dtype=np.int64)
+    pending = 0
+    grad_b[:] = 0.0
+    total = 0.0
+    for i0 in range(0, n, _ROWS):
+        r = min(_ROWS, n - i0)
+        if r == _ROWS:
+            _dot_block(X, i0, 0, d, W, Zb)
+        else:
+            _dot_rows(X, i0, r, 0, d, W, Zb)
+        for rr in range(r):
+            i = i0 + rr
+            for j in range(K):
+                Zb[rr, j] += b[j]
+            c = weights[i] * scale if use_weights else scale
+            m, ok = _row_max(Zb, rr, zmax)
+            if not ok:
+                return np.nan, i
+            value = row(Zb, rr, m, y, Q, i, params, scratch, Gp, pending)
+            total += c * (value + _tterm(tterm, i))
+            if _scale_row(Gp, pending, c, grad_b):
+                rows[pending] = i
+                pending += 1
+                if pending == _ROWS:
+                    _add_outer_block(X, rows, Gp, d, grad_W)
+                    pending = 0
+    if pending:
+        _add_outer_rows(X, rows, Gp, pending, d, grad_W)
+    return total, -1
+
+
+@njit(**_JIT_INLINE)
+def _csr_linear(
+    row, params, data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, grad_Wt, grad_b
+):
+    """:func:`_dense_linear` for CSR ``X`` (two passes over its rows).
+
+    ``X`` is given by its CSR arrays; the weights and their gradient are
+    transposed, ``Wt`` and ``grad_Wt`` of shape (d, K), so that the entries
+    of a feature are contiguous. The first pass computes each row's scores
+    (gathering rows of ``Wt``), loss and loss gradient; the second adds the
+    outer products of the rows with a nonzero loss gradient into
+    ``grad_Wt``. Apart, each pass streams through one of ``Wt`` and
+    ``grad_Wt``; fused, they would compete for the cache.
+    """
+    n = indptr.shape[0] - 1
+    K = Wt.shape[1]
+    use_weights = weights.shape[0] > 0
+    G = np.empty((n, K), dtype=np.float64)  # scores, then c_i (p_i - q_i)
+    zmax, scratch = _scratch(n, K, np.float64)
+    rows = np.empty(n, dtype=np.int64)
+    n_rows = 0
+    grad_b[:] = 0.0
+    total = 0.0
+    for i in range(n):
+        _csr_row_scores(data, indices, indptr[i], indptr[i + 1], Wt, b, G, i)
+        m, ok = _row_max(G, i, zmax)
+        if not ok:
+            return np.nan, i
+        value = row(G, i, m, y, Q, i, params, scratch, G, i)
+        c = weights[i] * scale if use_weights else scale
+        total += c * (value + _tterm(tterm, i))
+        if _scale_row(G, i, c, grad_b):
+            rows[n_rows] = i
+            n_rows += 1
+    _csr_add_outer(data, indices, indptr, G, rows, n_rows, grad_Wt)
+    return total, -1
+
+
+def run(row, task, params):  # pragma: no cover - replaced by the overload
+    """Run the row kernel ``row`` over ``task`` (see the module docstring)."""
+    raise NotImplementedError("run() is only callable from compiled code")
+
+
+@overload(run, inline="always")
+def _run(row, task, params):
+    if len(task) == _ROWS_TASK:
+        def impl(row, task, params):
+            Z, y, Q, tterm, out, losses, zmax = task
+            return _rows(row, params, Z, y, Q, tterm, out, losses, zmax)
+    elif len(task) == _DENSE_TASK:
+        def impl(row, task, params):
+            X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b = task
+            return _dense_linear(
+                row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b
+            )
+    elif len(task) == _CSR_TASK:
+        def impl(row, task, params):
+            data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, gWt, gb = task
+            return _csr_linear(
+                row, params, data, indices, indptr, Wt, b, y, Q, tterm, weights,
+                scale, gWt, gb,
+            )
+    else:
+        return None
+    return impl

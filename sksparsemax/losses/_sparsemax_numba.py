@@ -1,0 +1,35 @@
+"""Compiled row kernel of the sparsemax loss (numba backend; see ``_numba_engine``)."""
+
+from numba import njit
+
+from ..transforms._numba_kernels import _JIT, _JIT_INLINE, sparsemax_row_threshold
+from ._numba_engine import run, subtract_target, target_dot
+
+
+@njit(**_JIT_INLINE)
+def sparsemax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
+    """``tau + ||p||^2 / 2 - q^T (z - m)`` of row ``i``; ``p - q`` into ``out[oi]``.
+
+    The arithmetic of :func:`~sksparsemax.losses._sparsemax.sparsemax_conjugate`:
+    the threshold is rounded to the dtype of ``Z`` (``scratch[2]``), as
+    the NumPy path computes it in that dtype.
+    """
+    fbuf, _, zbuf = scratch
+    t, _ = sparsemax_row_threshold(Z, i, m, fbuf)
+    zbuf[0] = t
+    tt = zbuf[0]
+    qz = target_dot(Z, i, m, y, Q, qi)
+    sq = 0.0
+    for j in range(Z.shape[1]):
+        p = (Z[i, j] - m) - tt
+        p = p if p > 0 else 0
+        sq += p * p
+        out[oi, j] = p
+    subtract_target(out, oi, y, Q, qi)
+    return (tt + 0.5 * sq) - qz
+
+
+@njit(**_JIT)
+def kernel(task, params):
+    """The sparsemax loss over a task of :mod:`._numba_engine`."""
+    return run(sparsemax_row, task, params)
