@@ -99,3 +99,105 @@ def test_top_level_exports_the_estimators():
         assert cls.__module__.startswith("sksparsemax.linear_model")
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sksparsemax.nope  # noqa: B018
+
+
+def _sources(sub):
+    return [(path, path.read_text()) for path in _modules(sub)]
+
+
+def _imported_names(path):
+    """``(module, name)`` of every ``from module import name`` (module resolved)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                module = node.module
+            else:
+                base = list(rel[: len(rel) - node.level])
+                module = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                yield module, alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None
+
+
+def test_linear_models_name_no_loss_class_and_no_compiled_module():
+    """The linear layer asks the loss for its kernel: it imports no loss class
+    (only the extension point, FenchelYoungLoss) and no numba module."""
+    bad = []
+    for path in _modules("linear_model"):
+        for module, name in _imported_names(path):
+            if module.split(".")[0] == "numba" or "numba" in module.split(".")[-1]:
+                bad.append((path.name, module))
+            if module.startswith("sksparsemax.losses") and name and (
+                name.endswith("Loss") and name != "FenchelYoungLoss"
+            ):
+                bad.append((path.name, name))
+            if name and "numba" in name:
+                bad.append((path.name, name))
+    assert not bad, f"linear_model reaches past the loss interface: {bad}"
+
+
+def test_one_module_decides_the_backend():
+    """Only transforms/_backend.py reads the backend setting; every other
+    module asks its numba_enabled() (or kernels())."""
+    bad = []
+    for sub in ALLOWED:
+        for path, text in _sources(sub):
+            if path.name == "_backend.py" or path.name == "__init__.py":
+                continue
+            if "get_backend()" in text or "find_spec(\"numba\")" in text:
+                bad.append(str(path.relative_to(PACKAGE)))
+    assert not bad, f"modules deciding the backend themselves: {bad}"
+
+
+def test_no_isinstance_on_loss_types_outside_the_losses():
+    bad = []
+    for sub in ("linear_model", "integrations"):
+        for path, text in _sources(sub):
+            tree = ast.parse(text)
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Call)
+                    and getattr(node.func, "id", None) == "isinstance"
+                    and len(node.args) == 2
+                    and "Loss" in ast.unparse(node.args[1])
+                ):
+                    bad.append((path.name, ast.unparse(node)))
+    assert not bad, bad
+
+
+def test_each_shipped_loss_owns_its_compiled_kernel():
+    """A loss's row kernel lives in its own module, imported only by the loss."""
+    from sksparsemax.losses import loss_names
+
+    losses_dir = PACKAGE / "losses"
+    kernels = sorted(p.name for p in losses_dir.glob("_*_numba.py"))
+    assert kernels, "no compiled row kernels found"
+    for kernel in kernels:
+        stem = kernel[: -len("_numba.py")]
+        users = [
+            p.name for p in losses_dir.glob("*.py")
+            if p.name != kernel and f".{kernel[:-3]} import" in p.read_text()
+        ]
+        assert users == [f"{stem}.py"], (kernel, users)
+    # Every name estimators accept is a registered FenchelYoungLoss subclass.
+    from sksparsemax.losses import FenchelYoungLoss, get_loss
+
+    for name in loss_names():
+        assert isinstance(get_loss(name), FenchelYoungLoss)
+
+
+def test_losses_do_not_switch_on_alpha():
+    """Special values of alpha are cases chosen once, not `alpha ==` branches."""
+    text = (PACKAGE / "losses" / "_entmax.py").read_text()
+    tree = ast.parse(text)
+    switches = [
+        ast.unparse(node) for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and "alpha" in ast.unparse(node.left)
+        and any(isinstance(op, ast.Eq) for op in node.ops)
+    ]
+    # tsallis_rows' Shannon limit is the formula itself, not a loss switch.
+    assert len(switches) <= 1, switches

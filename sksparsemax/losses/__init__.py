@@ -45,7 +45,6 @@ from ._fenchel_young import BaseLoss, FenchelYoungLoss, get_loss, loss_names
 from ._targets import Target, check_target
 
 __all__ = [
-    "BaseLoss",
     "EntmaxLoss",
     "FenchelYoungLoss",
     "SoftmaxLoss",
