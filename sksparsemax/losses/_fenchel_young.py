@@ -183,7 +183,7 @@ class FenchelYoungLoss:
     ...         return 0.5 * self.t * np.einsum("ij,ij->i", P, P)
     >>> loss = TemperedSparsemaxLoss(t=2.0)
     >>> loss.loss([[1.0, 0.2, -1.0]], [0])
-    array([0.245])
+    array([0.18])
     >>> loss.gradient([[1.0, 0.2, -1.0]], [0])
     array([[-0.3,  0.3,  0. ]])
     """
@@ -192,10 +192,18 @@ class FenchelYoungLoss:
 
     _registry = {}
 
+    _DOCUMENTED = ("predict_proba", "omega", "jacobian_product", "is_smooth")
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("name") is not None:
             FenchelYoungLoss._registry[cls.name] = cls
+        # A subclass's methods say what the base class's say (the contract),
+        # unless they document themselves.
+        for method in cls._DOCUMENTED:
+            func = cls.__dict__.get(method)
+            if func is not None and not func.__doc__:
+                func.__doc__ = getattr(FenchelYoungLoss, method).__doc__
 
     # -- what a subclass defines -------------------------------------------
     def predict_proba(self, Z):  # pragma: no cover - abstract
@@ -211,6 +219,12 @@ class FenchelYoungLoss:
         ndarray of shape (n_samples, n_classes)
             Rows on the probability simplex (the gradient of
             :math:`\\Omega^*`).
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparseSoftmaxLoss
+        >>> SparseSoftmaxLoss(k=1).predict_proba([[0.3, 2.0, 1.0]])
+        array([[0., 1., 0.]])
         """
         raise NotImplementedError(
             f"{type(self).__name__} must define predict_proba(Z), its mapping."
@@ -227,6 +241,13 @@ class FenchelYoungLoss:
         Returns
         -------
         ndarray of shape (n_samples,)
+            :math:`\\Omega(p_i)` for each row ``p_i``.
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparsemaxLoss
+        >>> SparsemaxLoss().omega([[0.5, 0.5, 0.0]])  # ||p||^2 / 2
+        array([0.25])
         """
         raise NotImplementedError(
             f"{type(self).__name__} must define omega(P), its regulariser."
@@ -245,6 +266,13 @@ class FenchelYoungLoss:
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Row ``i`` is :math:`J(p_i)\\, v_i`.
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparsemaxLoss
+        >>> SparsemaxLoss().jacobian_product([[0.9, 0.1, 0.0]], [[1.0, 0.0, 5.0]])
+        array([[ 0.5, -0.5,  0. ]])
         """
         raise NotImplementedError(
             f"{type(self).__name__} does not define jacobian_product(P, V), "
@@ -258,12 +286,19 @@ class FenchelYoungLoss:
         Parameters
         ----------
         n_classes : int
+            The number of classes of the scores.
 
         Returns
         -------
         bool
             True by default; False for a loss with kinks at its minimiser
             (the top-k loss for ``k < n_classes``).
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import SparseSoftmaxLoss
+        >>> SparseSoftmaxLoss(k=2).is_smooth(3), SparseSoftmaxLoss(k=3).is_smooth(3)
+        (False, True)
         """
         return True
 
@@ -350,12 +385,22 @@ class FenchelYoungLoss:
         Parameters
         ----------
         n_classes : int
+            The number of classes of the scores (a loss may pick its kernel
+            by it: top-k with ``k >= n_classes`` is the softmax).
 
         Returns
         -------
         CompiledLoss or None
             None unless the numba backend is in effect and the loss has a
             compiled row kernel (for ``n_classes``).
+
+        Examples
+        --------
+        >>> from sksparsemax.losses import EntmaxLoss
+        >>> from sksparsemax.transforms import backend
+        >>> with backend("numpy"):
+        ...     EntmaxLoss(2.0).compiled(3) is None
+        True
         """
         if not _backend.numba_enabled():
             return None
@@ -582,7 +627,20 @@ BaseLoss = FenchelYoungLoss
 
 
 def loss_names():
-    """The names of the shipped losses (sorted), as estimators accept them."""
+    """The names of the shipped losses, as the estimators accept them.
+
+    Returns
+    -------
+    list of str
+        Sorted names, one per :class:`FenchelYoungLoss` subclass with a
+        ``name``.
+
+    Examples
+    --------
+    >>> from sksparsemax.losses import loss_names
+    >>> loss_names()
+    ['entmax', 'softmax', 'sparse_softmax', 'sparsemax']
+    """
     return sorted(FenchelYoungLoss._registry)
 
 
@@ -600,11 +658,18 @@ def get_loss(loss, **params):
     Returns
     -------
     FenchelYoungLoss
+        The loss object.
 
     Raises
     ------
     ValueError
         If ``loss`` is neither a known name nor a :class:`FenchelYoungLoss`.
+
+    Examples
+    --------
+    >>> from sksparsemax.losses import get_loss
+    >>> get_loss("entmax", alpha=2.0)
+    EntmaxLoss(alpha=2.0)
     """
     if isinstance(loss, FenchelYoungLoss):
         return loss
