@@ -92,6 +92,23 @@ def _timed_fit(model, X, Y):
     return time.perf_counter() - start
 
 
+def _fit_scaled(model_name, model, X, Y):
+    """Fit ``model`` after a StandardScaler; return ``(pipeline, fit time)``.
+
+    Sparse ``X`` is scaled without centring, which would make it dense.
+    """
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    _progress(f"  fitting {model_name} ...")
+    pipe = make_pipeline(StandardScaler(with_mean=not _is_sparse(X)), model)
+    return pipe, _timed_fit(pipe, X, Y)
+
+
+def _max_iter(quick):
+    return 100 if quick else 300
+
+
 def _mean_support(P):
     return float(np.count_nonzero(P > 0, axis=1).mean())
 
@@ -114,7 +131,7 @@ def _multiclass_models(quick, seed):
 
     from .linear_model import EntmaxClassifier, SparsemaxClassifier, SparseSoftmaxClassifier
 
-    max_iter = 100 if quick else 300
+    max_iter = _max_iter(quick)
     return [
         ("LogisticRegression", LogisticRegression(max_iter=max_iter)),
         ("SparsemaxClassifier", SparsemaxClassifier(max_iter=max_iter)),
@@ -127,17 +144,13 @@ def run_multiclass(name, X, y, *, quick, seed):
     """Fit the multi-class models on a stratified 70/30 split."""
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import train_test_split
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     X_tr, X_te, y_tr, y_te = train_test_split(
         X, y, test_size=0.3, stratify=y, random_state=seed
     )
     rows = []
     for model_name, model in _multiclass_models(quick, seed):
-        _progress(f"  fitting {model_name} ...")
-        pipe = make_pipeline(StandardScaler(with_mean=not _is_sparse(X)), model)
-        fit_time = _timed_fit(pipe, X_tr, y_tr)
+        pipe, fit_time = _fit_scaled(model_name, model, X_tr, y_tr)
         pred = pipe.predict(X_te)
         rows.append(
             {
@@ -158,12 +171,10 @@ def run_multilabel(name, X_tr, Y_tr, X_te, Y_te, *, quick, seed):
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
     from sklearn.multiclass import OneVsRestClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     from .linear_model import SparsemaxMultiLabel
 
-    max_iter = 100 if quick else 300
+    max_iter = _max_iter(quick)
     models = [
         (
             "OneVsRest(LogisticRegression)",
@@ -179,9 +190,7 @@ def run_multilabel(name, X_tr, Y_tr, X_te, Y_te, *, quick, seed):
     X_tr, Y_tr = X_tr[keep], Y_tr[keep]
     rows = []
     for model_name, model in models:
-        _progress(f"  fitting {model_name} ...")
-        pipe = make_pipeline(StandardScaler(with_mean=not _is_sparse(X_tr)), model)
-        fit_time = _timed_fit(pipe, X_tr, Y_tr)
+        pipe, fit_time = _fit_scaled(model_name, model, X_tr, Y_tr)
         pred = pipe.predict(X_te)
         proba = pipe.predict_proba(X_te)
         rows.append(
@@ -361,17 +370,21 @@ def _format(frame):
     return shown.to_string(index=False)
 
 
+def _check_output(path):
+    """Refuse an --output name that is neither .csv nor .json (before any fit)."""
+    if Path(path).suffix.lower() not in (".csv", ".json"):
+        raise UsageError(f"--output {path}: use a .csv or .json file name")
+
+
 def _write(frame, path):
+    """Write the table to ``path``, a name accepted by :func:`_check_output`."""
     path = Path(path)
-    suffix = path.suffix.lower()
     try:
-        if suffix == ".csv":
+        if path.suffix.lower() == ".csv":
             frame.to_csv(path, index=False)
-        elif suffix == ".json":
+        else:
             records = json.loads(frame.to_json(orient="records"))
             path.write_text(json.dumps(records, indent=2) + "\n")
-        else:
-            raise UsageError(f"--output {path.name}: use a .csv or .json file name")
     except OSError as exc:
         raise UsageError(f"cannot write --output {str(path)!r}: {exc.strerror}") from None
 
@@ -415,8 +428,8 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.output and Path(args.output).suffix.lower() not in (".csv", ".json"):
-            raise UsageError(f"--output {args.output}: use a .csv or .json file name")
+        if args.output:
+            _check_output(args.output)
         if args.threads < 0:
             raise UsageError(f"--threads {args.threads}: use a positive number, or 0")
         _warm_up()

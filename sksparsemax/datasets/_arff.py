@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._arff_tokens import read_name, split_quoted, split_values, unquote
 
 _NUMERIC_TYPES = ("numeric", "real", "integer")
 _UNSUPPORTED_TYPES = ("string", "date", "relational")
@@ -50,6 +51,10 @@ class _Attribute:
     values: tuple = ()
     codes: dict = field(default_factory=dict)
     lineno: int = 0
+
+    def declares(self, values):
+        """Which of the float ``values`` are declared values (``nominal_numeric``)."""
+        return np.isin(values, np.fromiter(self.codes.values(), dtype=np.float64))
 
 
 @dataclass
@@ -94,90 +99,12 @@ def _fail(name, lineno, message):
     return ValueError(f"{name}, line {lineno}: {message}")
 
 
-# ----------------------------------------------------------------------------- tokens
-
-
-def _unquote(token):
-    """Strip surrounding whitespace and one level of matching quotes."""
-    token = token.strip()
-    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
-        body = token[1:-1]
-        out, i = [], 0
-        while i < len(body):
-            if body[i] == "\\" and i + 1 < len(body):
-                out.append(body[i + 1])
-                i += 2
-            else:
-                out.append(body[i])
-                i += 1
-        return "".join(out)
-    return token
-
-
-def _split_quoted(text, sep=","):
-    """Split ``text`` on ``sep`` outside quotes; tokens are unquoted.
-
-    Only used for lines that contain a quote character.
-    """
-    tokens, current, quote, i = [], [], None, 0
-    while i < len(text):
-        ch = text[i]
-        if quote is not None:
-            if ch == "\\" and i + 1 < len(text):
-                current.append(text[i : i + 2])
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-            current.append(ch)
-        elif ch in "'\"":
-            quote = ch
-            current.append(ch)
-        elif ch == sep:
-            tokens.append(_unquote("".join(current)))
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    if quote is not None:
-        raise ValueError("unterminated quoted string")
-    tokens.append(_unquote("".join(current)))
-    return tokens
-
-
-def _split_values(text):
-    if "'" in text or '"' in text:
-        return _split_quoted(text)
-    return [t.strip() for t in text.split(",")]
-
-
-def _read_name(rest):
-    """Split ``rest`` into a (possibly quoted) name and what follows it."""
-    rest = rest.lstrip()
-    if not rest:
-        raise ValueError("missing name")
-    if rest[0] in "'\"":
-        quote, i = rest[0], 1
-        while i < len(rest):
-            if rest[i] == "\\":
-                i += 2
-                continue
-            if rest[i] == quote:
-                return _unquote(rest[: i + 1]), rest[i + 1 :].strip()
-            i += 1
-        raise ValueError("unterminated quoted name")
-    end = 0
-    while end < len(rest) and not rest[end].isspace() and rest[end] != "{":
-        end += 1
-    return rest[:end], rest[end:].strip()
-
-
 # ----------------------------------------------------------------------------- header
 
 
 def _parse_attribute(rest, lineno):
     try:
-        name, type_text = _read_name(rest)
+        name, type_text = read_name(rest)
     except ValueError as exc:
         raise _Error(lineno, f"bad @attribute declaration: {exc}") from None
     if not type_text:
@@ -186,7 +113,7 @@ def _parse_attribute(rest, lineno):
         if not type_text.endswith("}"):
             raise _Error(lineno, f"unterminated nominal declaration of attribute {name!r}")
         try:
-            values = tuple(_split_values(type_text[1:-1]))
+            values = tuple(split_values(type_text[1:-1]))
         except ValueError as exc:
             raise _Error(lineno, f"bad nominal declaration of {name!r}: {exc}") from None
         if values == ("",) or any(v == "" for v in values):
@@ -225,7 +152,7 @@ def _parse_header(lines, name):
         rest = parts[1] if len(parts) == 2 else ""
         if keyword == "@relation":
             try:
-                relation = _read_name(rest)[0] if rest.strip() else ""
+                relation = read_name(rest)[0] if rest.strip() else ""
             except ValueError as exc:
                 raise _fail(name, lineno, f"bad @relation: {exc}") from None
         elif keyword == "@attribute":
@@ -268,7 +195,7 @@ def _convert_cell(token, attribute):
             raise ValueError(
                 f"value {token!r} of numeric attribute {attribute.name!r} is not a number"
             ) from None
-    value = _unquote(token)
+    value = unquote(token)
     if value in attribute.codes:
         return attribute.codes[value]
     if attribute.kind == "nominal_numeric":
@@ -284,25 +211,33 @@ def _convert_cell(token, attribute):
     )
 
 
+def _parse_numbers(cells):
+    """An array of str cells as float64 (``?`` is NaN); ValueError if one is not a number.
+
+    NumPy, like ``float``, accepts ``1_000``; ARFF does not.
+    """
+    missing = cells == "?"
+    if missing.any():
+        cells = np.where(missing, "nan", cells)
+    if np.char.find(cells, "_").max(initial=-1) >= 0:
+        raise ValueError("'_' in a number")
+    return cells.astype(np.float64)
+
+
 def _convert_column(tokens, attribute):
     """Vectorised conversion of a 1-D array of str tokens; None on any failure."""
     tokens = np.asarray(tokens, dtype=str)
     missing = tokens == "?"
     if attribute.kind == "nominal_string":
-        codes = np.array([attribute.codes.get(_unquote(t), np.nan) for t in tokens.tolist()])
+        codes = np.array([attribute.codes.get(unquote(t), np.nan) for t in tokens.tolist()])
         bad = np.isnan(codes) & ~missing
         return None if bad.any() else codes
-    filled = np.where(missing, "nan", tokens) if missing.any() else tokens
-    if np.char.find(filled, "_").max(initial=-1) >= 0:
-        return None
     try:
-        values = filled.astype(np.float64)
+        values = _parse_numbers(tokens)
     except ValueError:
         return None
-    if attribute.kind == "nominal_numeric":
-        allowed = np.fromiter(attribute.codes.values(), dtype=np.float64)
-        if not (np.isin(values, allowed) | missing).all():
-            return None
+    if attribute.kind == "nominal_numeric" and not (attribute.declares(values) | missing).all():
+        return None
     return values
 
 
@@ -339,10 +274,8 @@ def _fast_dense(rows, attributes):
     if data.shape != (len(rows), len(attributes)):
         return None
     for j, attribute in enumerate(attributes):
-        if attribute.kind == "nominal_numeric":
-            allowed = np.fromiter(attribute.codes.values(), dtype=np.float64)
-            if not np.isin(data[:, j], allowed).all():
-                return None
+        if attribute.kind == "nominal_numeric" and not attribute.declares(data[:, j]).all():
+            return None
     return data
 
 
@@ -353,13 +286,13 @@ def _parse_dense(rows, line_numbers, attributes, name):
     n_attributes = len(attributes)
     try:
         tokens = [
-            _split_quoted(r) if ("'" in r or '"' in r) else r.split(",") for r in rows
+            split_quoted(r) if ("'" in r or '"' in r) else r.split(",") for r in rows
         ]
     except ValueError as exc:  # unterminated quote: find the line
         for r, lineno in zip(rows, line_numbers):
             if "'" in r or '"' in r:
                 try:
-                    _split_quoted(r)
+                    split_quoted(r)
                 except ValueError:
                     raise _fail(name, int(lineno), str(exc)) from None
         raise  # pragma: no cover
@@ -378,14 +311,8 @@ def _parse_dense(rows, line_numbers, attributes, name):
     data = np.empty(cells.shape, dtype=np.float64)
     numeric = [j for j, a in enumerate(attributes) if a.kind == "numeric"]
     if numeric:
-        block = cells[:, numeric]
-        missing = block == "?"
-        if missing.any():
-            block = np.where(missing, "nan", block)
         try:
-            if np.char.find(block, "_").max(initial=-1) >= 0:
-                raise ValueError
-            data[:, numeric] = block.astype(np.float64)
+            data[:, numeric] = _parse_numbers(cells[:, numeric])
         except ValueError:
             numeric_attrs = [attributes[j] for j in numeric]
             _locate_error(
@@ -414,7 +341,7 @@ def _parse_sparse_row(row, n_attributes):
     inner = row[1:-1].strip()
     if not inner:
         return [], []
-    entries = _split_quoted(inner) if ("'" in inner or '"' in inner) else inner.split(",")
+    entries = split_quoted(inner) if ("'" in inner or '"' in inner) else inner.split(",")
     indices, values = [], []
     for entry in entries:
         parts = entry.split(None, 1)
@@ -454,7 +381,7 @@ def _parse_sparse(rows, line_numbers, attributes, name):
             if row.startswith("{"):
                 indices, values = _parse_sparse_row(row, n_attributes)
             else:
-                values = _split_values(row)
+                values = split_values(row)
                 if len(values) != n_attributes:
                     raise ValueError(
                         f"expected {n_attributes} comma-separated values, got {len(values)}"

@@ -11,7 +11,6 @@ optional dependency, imported on the first call.
 """
 
 import functools
-import operator
 import warnings
 
 import numpy as np
@@ -27,6 +26,7 @@ from ..transforms import (
     sparsemax,
     sparsemax_jvp,
 )
+from ..transforms._validation import normalize_axis, result_float_dtype
 
 # The mappings (and JVPs) of sksparsemax.transforms that keep the shape of
 # their input, by name.
@@ -152,15 +152,7 @@ def dask_transform(func, *arrays, axis=-1, **kwargs):
                 f"the arrays must have the same shape; got {shape} and {a.shape}."
             )
     ndim = len(shape)
-    if ndim == 0:
-        raise ValueError("the arrays must have at least one dimension; got a scalar.")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"axis must be an integer; got {axis!r}.") from None
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for arrays with {ndim} dimension(s).")
-    axis %= ndim
+    axis = normalize_axis(axis, ndim, "the arrays")
     if any(np.isnan(c) for a in arrays for c in a.chunks[axis]):
         raise ValueError(
             f"the chunk sizes along axis {axis} are unknown; compute them first "
@@ -168,7 +160,7 @@ def dask_transform(func, *arrays, axis=-1, **kwargs):
         )
     first = arrays[0].rechunk({axis: -1})
     arrays = [first] + [a.rechunk(first.chunks) for a in arrays[1:]]
-    dtype = np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64
+    dtype = result_float_dtype(*arrays)
     return da.map_blocks(
         functools.partial(func, axis=axis, **kwargs),
         *arrays,

@@ -213,7 +213,6 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             policy_for(loss, n_classes, self._warm_started),
         )
 
-        self.loss_ = loss
         self.classes_ = classes
         self.coef_ = weights.astype(X.dtype)
         if intercept is None:
@@ -324,7 +323,10 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             ``classes_``.
         """
         Z = self._raw_scores(X)
-        return self.loss_.predict_proba(Z)
+        # The loss is rebuilt from the parameters rather than kept as a fitted
+        # attribute: a persisted model then holds arrays and the estimator
+        # only (skops trusts nothing else).
+        return self._make_loss(Z.shape[1]).predict_proba(Z)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`; ``-inf`` where it is exactly 0.

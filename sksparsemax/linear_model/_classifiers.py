@@ -149,8 +149,6 @@ class FenchelYoungClassifier(_BaseMultiClass):
 
     Attributes
     ----------
-    loss_ : FenchelYoungLoss
-        The loss object fitted (``predict_proba`` is its mapping).
     %(attributes)s
 
     See Also

@@ -332,15 +332,16 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     def _margins(self, Z):
         """Signed margins of the prediction rule: positive iff predicted.
 
-        All three rules read the fitted loss's mapping (``loss_``).
+        All three rules read the loss's mapping.
         """
-        name = self.loss_.name
+        loss = self._make_loss(Z.shape[1])
+        name = loss.name
         if name == "softmax":
             threshold = 1.0 / Z.shape[1] if self.threshold is None else self.threshold
             with np.errstate(divide="ignore"):
-                return np.log(self.loss_.predict_proba(Z)) - np.log(threshold)
+                return np.log(loss.predict_proba(Z)) - np.log(threshold)
         Zs = self.scale * Z
-        P = self.loss_.predict_proba(Zs)
+        P = loss.predict_proba(Zs)
         if name == "sparsemax":
             # sparsemax(z) = max(z - tau, 0): tau = z_top - p_top, as the
             # top-scoring label is always in the support.
@@ -400,7 +401,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
             return self.classes_[np.argmax(Z, axis=1)]
         M = self._margins(Z)
         Y = M > 0
-        if self.loss_.name != "sparsemax" or self.threshold:
+        if self._make_loss(Z.shape[1]).name != "sparsemax" or self.threshold:
             Y[np.arange(Z.shape[0]), np.argmax(Z, axis=1)] = True
         return Y.astype(np.int64)
 

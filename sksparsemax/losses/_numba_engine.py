@@ -231,18 +231,6 @@ def _rows(row, params, Z, y, Q, tterm, out, losses, zmax):
 
 
 @njit(**_JIT_INLINE)
-def _scale_row(G, r, c, grad_b):
-    """``G[r] *= c``, added into ``grad_b``; whether the row is nonzero."""
-    nonzero = False
-    for j in range(G.shape[1]):
-        g = c * G[r, j]
-        G[r, j] = g
-        grad_b[j] += g
-        nonzero |= g != 0
-    return nonzero
-
-
-@njit(**_JIT_INLINE)
 def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b):
     """Weighted loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
 
@@ -281,7 +269,16 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
                 return np.nan, i
             value = row(Zb, rr, m, y, Q, i, params, scratch, Gp, pending)
             total += c * (value + _tterm(tterm, i))
-            if _scale_row(Gp, pending, c, grad_b):
+            # c (p - q), its sum, and whether it is zero, written out: this
+            # loop runs once per row, and LLVM vectorises it better in place
+            # than through an inlined helper.
+            nonzero = False
+            for j in range(K):
+                g = c * Gp[pending, j]
+                Gp[pending, j] = g
+                grad_b[j] += g
+                nonzero |= g != 0
+            if nonzero:
                 rows[pending] = i
                 pending += 1
                 if pending == _ROWS:
@@ -323,7 +320,13 @@ def _csr_linear(
         value = row(G, i, m, y, Q, i, params, scratch, G, i)
         c = weights[i] * scale if use_weights else scale
         total += c * (value + _tterm(tterm, i))
-        if _scale_row(G, i, c, grad_b):
+        nonzero = False
+        for j in range(K):  # c (p - q), as in _dense_linear
+            g = c * G[i, j]
+            G[i, j] = g
+            grad_b[j] += g
+            nonzero |= g != 0
+        if nonzero:
             rows[n_rows] = i
             n_rows += 1
     _csr_add_outer(data, indices, indptr, G, rows, n_rows, grad_Wt)
@@ -337,21 +340,25 @@ def run(row, task, params):  # pragma: no cover - replaced by the overload
 
 @overload(run, inline="always")
 def _run(row, task, params):
+    # The row kernel is taken out of its type and closed over as a constant:
+    # numba then inlines it into the driver's loop (a row kernel passed on as
+    # an argument would be called, not inlined, once per row).
+    kernel = row.dispatcher
     if len(task) == _ROWS_TASK:
         def impl(row, task, params):
             Z, y, Q, tterm, out, losses, zmax = task
-            return _rows(row, params, Z, y, Q, tterm, out, losses, zmax)
+            return _rows(kernel, params, Z, y, Q, tterm, out, losses, zmax)
     elif len(task) == _DENSE_TASK:
         def impl(row, task, params):
             X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b = task
             return _dense_linear(
-                row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b
+                kernel, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b
             )
     elif len(task) == _CSR_TASK:
         def impl(row, task, params):
             data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, gWt, gb = task
             return _csr_linear(
-                row, params, data, indices, indptr, Wt, b, y, Q, tterm, weights,
+                kernel, params, data, indices, indptr, Wt, b, y, Q, tterm, weights,
                 scale, gWt, gb,
             )
     else:

@@ -51,6 +51,16 @@ def is_foreign(x):
     return type(x).__module__.partition(".")[0] in _FOREIGN_MODULES
 
 
+def any_foreign(p, v):
+    """True if ``p`` or ``v`` is an array of a library other than NumPy.
+
+    A pair of NumPy arrays (the usual case) costs two type checks.
+    """
+    if isinstance(p, np.ndarray) and isinstance(v, np.ndarray):
+        return False
+    return is_foreign(p) or is_foreign(v)
+
+
 def _compat():
     try:
         import array_api_compat

@@ -53,6 +53,14 @@ def _require_numba():
         )
 
 
+def _checked_choice(name):
+    """``name`` as a setting, raising if it is invalid or needs a missing numba."""
+    name = _check_name(name)
+    if name == "numba":
+        _require_numba()
+    return name
+
+
 def _initial_setting():
     value = os.environ.get(_ENV, "").strip()
     if not value:
@@ -140,9 +148,7 @@ def set_backend(name):
     >>> _ = set_backend(previous)
     """
     global _global_setting
-    name = _check_name(name)
-    if name == "numba":
-        _require_numba()
+    name = _checked_choice(name)
     previous, _global_setting = _global_setting, name
     return previous
 
@@ -184,9 +190,7 @@ def backend(name):
     >>> p
     array([0.9, 0.1, 0. ])
     """
-    name = _check_name(name)
-    if name == "numba":
-        _require_numba()
+    name = _checked_choice(name)
     token = _local_setting.set(name)
     try:
         yield get_backend()

@@ -1,30 +1,19 @@
 """alpha-entmax (Peters, Niculae & Martins, 2019)."""
 
-import numbers
-
 import numpy as np
 
+from .._checks import check_alpha
 from . import _array_api as _xp
 from . import _backend
 from ._softmax import softmax
 from ._validation import (
     as_float_array,
     checked_row_max,
+    compiled_rows,
     from_rows,
     pair_to_rows,
-    raise_invalid_row,
     to_rows,
 )
-
-
-def check_alpha(alpha):
-    """Return ``alpha`` as a float, raising unless it is a real number >= 1."""
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"alpha must be a real number >= 1; got {alpha!r}.")
-    alpha = float(alpha)
-    if not alpha >= 1 or not np.isfinite(alpha):
-        raise ValueError(f"alpha must be a finite number >= 1; got alpha={alpha}.")
-    return alpha
 
 
 def entmax15(z, axis=-1):
@@ -85,12 +74,7 @@ def entmax15(z, axis=-1):
     Z, shape, axis = to_rows(z, axis)
     kern = _backend.kernels()
     if kern is not None:
-        Z = np.ascontiguousarray(Z)
-        P = np.empty_like(Z)
-        zmax = np.empty(Z.shape[0], Z.dtype)
-        bad = kern.entmax15_rows(Z, P, zmax)
-        raise_invalid_row(Z, shape, "z", zmax, bad)
-        return from_rows(P, shape, axis)
+        return from_rows(compiled_rows(kern.entmax15_rows, Z, shape), shape, axis)
     zmax = checked_row_max(Z, shape)
     with np.errstate(over="ignore"):
         U = (Z - zmax) / 2  # row maximum 0
@@ -237,11 +221,8 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
     Z, shape, axis = to_rows(z, axis)
     kern = _backend.kernels()
     if kern is not None:
-        Z = np.ascontiguousarray(Z)
-        P = np.empty_like(Z)
-        zmax = np.empty(Z.shape[0], Z.dtype)
-        bad = kern.entmax_bisect_rows(Z, alpha, float(tol), int(max_iter), P, zmax)
-        raise_invalid_row(Z, shape, "z", zmax, bad)
+        params = (alpha, float(tol), int(max_iter))
+        P = compiled_rows(kern.entmax_bisect_rows, Z, shape, *params)
         return from_rows(P, shape, axis)
     zmax = checked_row_max(Z, shape)
     with np.errstate(over="ignore"):
@@ -288,9 +269,7 @@ def entmax_jvp(p, v, alpha, axis=-1):
     array([ 0.3169..., -0.3169...,  0.    ])
     """
     alpha = check_alpha(alpha)
-    if not (isinstance(p, np.ndarray) and isinstance(v, np.ndarray)) and (
-        _xp.is_foreign(p) or _xp.is_foreign(v)
-    ):
+    if _xp.any_foreign(p, v):
         return _xp.entmax_jvp(p, v, alpha, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
     pos = P > 0

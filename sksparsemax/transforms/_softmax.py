@@ -82,9 +82,7 @@ def softmax_jvp(p, v, axis=-1):
     >>> softmax_jvp(softmax([0.0, 0.0]), [1.0, 0.0])
     array([ 0.25, -0.25])
     """
-    if not (isinstance(p, np.ndarray) and isinstance(v, np.ndarray)) and (
-        _xp.is_foreign(p) or _xp.is_foreign(v)
-    ):
+    if _xp.any_foreign(p, v):
         return _xp.softmax_jvp(p, v, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
     PV = P * V

@@ -1,29 +1,12 @@
 """Top-k sparse-softmax (Sun et al., 2021)."""
 
-import operator
-
 import numpy as np
 
+from .._checks import check_k
 from . import _array_api as _xp
 from . import _backend
 from ._softmax import softmax, softmax_jvp
-from ._validation import (
-    as_float_array,
-    checked_row_max,
-    from_rows,
-    raise_invalid_row,
-    to_rows,
-)
-
-
-def _check_k(k):
-    try:
-        k_int = operator.index(k)
-    except TypeError:
-        raise TypeError(f"k must be an integer; got {k!r}.") from None
-    if k_int < 1:
-        raise ValueError(f"k must be at least 1; got k={k_int}.")
-    return k_int
+from ._validation import as_float_array, checked_row_max, compiled_rows, from_rows, to_rows
 
 
 def top_k_mask(Z, k):
@@ -97,7 +80,7 @@ def sparse_softmax(z, k, axis=-1):
     >>> sparse_softmax([1.0, 1.0, 1.0], k=2)  # tie: lowest indices win
     array([0.5, 0.5, 0. ])
     """
-    k = _check_k(k)
+    k = check_k(k)
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
         return _xp.sparse_softmax(z, k, axis)
     z = as_float_array(z)
@@ -106,12 +89,7 @@ def sparse_softmax(z, k, axis=-1):
         return softmax(z, axis=axis)
     kern = _backend.kernels()
     if kern is not None:
-        Z = np.ascontiguousarray(Z)
-        P = np.empty_like(Z)
-        zmax = np.empty(Z.shape[0], Z.dtype)
-        bad = kern.sparse_softmax_rows(Z, k, P, zmax)
-        raise_invalid_row(Z, shape, "z", zmax, bad)
-        return from_rows(P, shape, axis_)
+        return from_rows(compiled_rows(kern.sparse_softmax_rows, Z, shape, k), shape, axis_)
     zmax = checked_row_max(Z, shape)
     mask = top_k_mask(Z, k)
     with np.errstate(over="ignore"):

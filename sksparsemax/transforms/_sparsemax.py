@@ -354,9 +354,7 @@ def sparsemax_jvp(p, v, axis=-1):
     >>> sparsemax_jvp([0.9, 0.1, 0.0], [1.0, 0.0, 5.0])
     array([ 0.5, -0.5,  0. ])
     """
-    if not (isinstance(p, np.ndarray) and isinstance(v, np.ndarray)) and (
-        _xp.is_foreign(p) or _xp.is_foreign(v)
-    ):
+    if _xp.any_foreign(p, v):
         return _xp.sparsemax_jvp(p, v, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
     mask = P > 0

@@ -114,6 +114,21 @@ def raise_invalid_row(Z, shape, name, zmax, bad):
         checked_row_max(Z, shape, name, zmax)
 
 
+def compiled_rows(kernel, Z, shape, *params, name="z"):
+    """Run a row kernel of the numba backend on the rows ``Z``; return its output.
+
+    ``kernel(Z, *params, out, zmax)`` writes ``out`` (shape and dtype of
+    ``Z``) and the row maxima, and returns its first invalid row or -1,
+    which is raised with the NumPy path's error (:func:`raise_invalid_row`).
+    """
+    Z = np.ascontiguousarray(Z)
+    out = np.empty_like(Z)
+    zmax = np.empty(Z.shape[0], Z.dtype)
+    bad = kernel(Z, *params, out, zmax)
+    raise_invalid_row(Z, shape, name, zmax, bad)
+    return out
+
+
 def check_same_shape(p, v, names=("p", "v")):
     """Raise a ``ValueError`` unless ``p`` and ``v`` have the same shape."""
     if p.shape != v.shape:

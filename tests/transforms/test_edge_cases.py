@@ -465,6 +465,16 @@ def test_bad_k_type_raises(k):
         sparse_softmax([1.0, 2.0, 3.0], k)
 
 
+@pytest.mark.parametrize("k", [True, False, np.True_])
+def test_bool_k_raises(k):
+    # A bool is not a count: k=True is refused, not read as k=1 (the same
+    # check as the losses and estimators, sksparsemax._checks.check_k).
+    with pytest.raises(TypeError, match="k must be an integer"):
+        sparse_softmax([1.0, 2.0, 3.0], k)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        sparse_softmax(np.zeros((2, 3)), k=k, axis=0)
+
+
 @pytest.mark.parametrize("alpha", [0.5, 0.999, -1.0, np.nan, np.inf])
 def test_bad_alpha_value_raises(alpha):
     with pytest.raises(ValueError, match="alpha"):

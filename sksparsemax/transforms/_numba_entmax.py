@@ -1,0 +1,297 @@
+"""Compiled alpha-entmax kernels (1.5-entmax and the root search for any alpha).
+
+Part of the numba backend: same conventions as :mod:`._numba_kernels`
+(C-contiguous rows, preallocated outputs, first invalid row returned).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._numba_rows import _JIT, _JIT_INLINE, _block_sum, _row_max, _row_sum
+
+# entmax15: up to this many remaining candidates are sorted by an inline
+# insertion sort, more by numba's quicksort.
+_INSERTION_MAX = 32
+# entmax15: above this many candidates ``u > -1``, lower bounds of the
+# threshold first discard the entries that cannot be in the support.
+_ENTMAX15_FILTER_MIN = 16
+# entmax15: above this row length, the row maximum and a superset of the
+# candidates are found in one pass over the row.
+_FUSED_MIN = 128
+# Slack of the Newton lower bound of entmax15 (the rows are shifted so that
+# the threshold lies in [-1, 0)): the bound is lowered by this much before
+# discarding entries, far more than its rounding error, so no support entry
+# is ever discarded.
+_ENTMAX15_SLACK = 1e-9
+
+
+@njit(**_JIT)
+def _sort_desc(buf, c):
+    """Sort ``buf[:c]`` in decreasing order, in place (numba's quicksort)."""
+    buf[:c].sort()
+    for a in range(c // 2):
+        x = buf[a]
+        buf[a] = buf[c - 1 - a]
+        buf[c - 1 - a] = x
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_discard(buf, c, su):
+    """Drop from the candidates ``buf[:c]`` (sum ``su``) those below lower bounds of tau.
+
+    Every entry below a lower bound ``t`` of the threshold is outside the
+    support; entries are dropped below ``t - _ENTMAX15_SLACK`` only, so no
+    support entry is lost to rounding. The bounds: Jensen's ``mean(u) -
+    1/sqrt(c)`` (``[.]_+^2`` is convex), then Newton steps on ``f(t) = sum
+    [u - t]_+^2 - 1`` (convex and decreasing, so every iterate stays below
+    tau) until a step drops nothing. Up to ``_ENTMAX15_FILTER_MIN``
+    candidates are kept as they are. Compacts ``buf`` in place and returns
+    the number kept.
+    """
+    if c <= _ENTMAX15_FILTER_MIN:
+        return c
+    t = su / c - 1.0 / math.sqrt(c)
+    t = t if t > -1.0 else -1.0
+    for it in range(64):
+        thr = t - _ENTMAX15_SLACK
+        c2 = 0
+        s1 = 0.0
+        s2 = 0.0
+        for a in range(c):
+            u = buf[a]
+            buf[c2] = u
+            c2 += u > thr
+            d = u - t
+            d = d if d > 0 else 0.0
+            s1 += d
+            s2 += d * d
+        if c2 == c and it > 0:
+            return c
+        c = c2
+        t += (s2 - 1.0) / (2.0 * s1)
+    return c
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_prefix_tau(srt, c, taus):
+    """Threshold of 1.5-entmax from its candidates ``srt[:c]``, sorted decreasingly.
+
+    The prefix rule of Peters et al. (2019, Algorithm 2): with ``m_k`` and
+    ``s_k`` the mean and mean square of the k largest, ``tau_k = m_k -
+    sqrt([1/k - (s_k - m_k^2)]_+)``, and the support size is the number of k
+    with ``tau_k <= u_(k)``. The prefix sums are those of the NumPy path;
+    ``taus`` (length >= c, dtype of the scores) holds the ``tau_k``, so the
+    result is rounded to that dtype, as in the NumPy path.
+    """
+    csum = 0.0
+    csq = 0.0
+    cnt = 0
+    for r in range(1, c + 1):
+        v = srt[r - 1]
+        csum += v
+        csq += v * v
+        mean = csum / r
+        mean_sq = csq / r
+        delta = (1.0 - r * (mean_sq - mean * mean)) / r
+        t = mean - math.sqrt(delta if delta > 0 else 0.0)
+        taus[r - 1] = t
+        cnt += t <= v
+    return taus[cnt - 1]
+
+
+@njit(**_JIT)
+def entmax15_rows(Z, out, zmax):
+    """Exact 1.5-entmax of every row of ``Z`` (sort of the candidates only).
+
+    Per row, with ``u = (z - max z) / 2``: the threshold ``tau`` is at least
+    ``max u - 1 = -1``, so only the candidates ``u > -1`` can be in the
+    support (on long rows, one pass finds the row maximum and a superset of
+    them: the entries within 2 of the running maximum). Lower bounds of
+    ``tau`` then discard most candidates outside the support
+    (:func:`_entmax15_discard`); the remaining ones (the support and at most
+    a few more) are sorted by decreasing value and fed to the prefix rule of
+    Peters et al. (2019, Algorithm 2, :func:`_entmax15_prefix_tau`). The
+    prefix sums and the final row sums are computed as in the NumPy path, so
+    the results agree. Returns the first invalid row or -1.
+    """
+    n, K = Z.shape
+    buf = np.empty(K, dtype=Z.dtype)
+    taus = np.empty(K, dtype=Z.dtype)
+    stack = np.empty((128, 3), dtype=np.intp)
+    vals = np.empty(128, dtype=out.dtype)
+    for i in range(n):
+        c2 = 0
+        su = 0.0
+        if K <= _FUSED_MIN:
+            m, ok = _row_max(Z, i, zmax)
+            if not ok:
+                return i
+            # Candidates u > -1 (u as the NumPy path computes it), their sum.
+            for j in range(K):
+                u = (Z[i, j] - m) / 2
+                buf[c2] = u
+                keep = u > -1.0
+                su += u if keep else 0.0
+                c2 += keep
+        else:
+            # Row maximum, NaN check and the entries within 2 of the running
+            # maximum (a superset of the candidates) in one pass.
+            m = Z[i, 0]
+            nan = m != m
+            c = 0
+            for j in range(K):
+                x = Z[i, j]
+                nan |= x != x
+                m = x if x > m else m
+                buf[c] = x
+                c += (x - m) > -2
+            if nan or not (m > -np.inf and m < np.inf):
+                zmax[i] = np.nan if nan else m
+                return i
+            zmax[i] = m
+            for a in range(c):
+                u = (buf[a] - m) / 2
+                buf[c2] = u
+                keep = u > -1.0
+                su += u if keep else 0.0
+                c2 += keep
+        c = _entmax15_discard(buf, c2, su)
+        # Sort the candidates by decreasing value. This stays in the kernel:
+        # a helper that passes buf on to _sort_desc in one branch only would
+        # leave an unpaired reference count per row (see _JIT_INLINE in
+        # ._numba_rows).
+        if c <= _INSERTION_MAX:
+            for a in range(1, c):
+                x = buf[a]
+                p = a
+                while p > 0 and buf[p - 1] < x:
+                    buf[p] = buf[p - 1]
+                    p -= 1
+                buf[p] = x
+        else:
+            _sort_desc(buf, c)
+        ts = _entmax15_prefix_tau(buf, c, taus)
+        for j in range(K):
+            d = (Z[i, j] - m) / 2 - ts
+            out[i, j] = d * d if d > 0 else 0
+        s = _block_sum(out, i, 0, K) if K <= 128 else _row_sum(out, i, stack, vals)
+        for j in range(K):
+            out[i, j] = out[i, j] / s
+    return -1
+
+
+@njit(**_JIT_INLINE)
+def _entmax_root(buf, c, hi, e, square, linear, tol, max_iter):
+    """Root ``tau`` of ``sum_a [x_a - tau]_+^e = 1`` over the candidates ``buf[:c]``.
+
+    The NumPy path's safeguarded Newton iteration: bracket ``[-1, hi]``,
+    start at its left end; stop when ``|f(tau)| <= tol`` or the bracket is
+    narrower than ``tol * max(1, |tau|)``; a Newton iterate outside the
+    bracket is replaced by bisection. Every step drops the candidates
+    ``x <= lo`` (every later iterate is above the left end ``lo`` of the
+    bracket, so they contribute 0 from then on), compacting ``buf``; the
+    sums are those of the full rows, in the same order. ``square``
+    (``e = 2``) and ``linear`` (``e = 1``) avoid the power.
+    """
+    em1 = e - 1.0
+    lo = -1.0
+    t = lo
+    for _ in range(max_iter):
+        f = 0.0
+        fp = 0.0
+        c2 = 0
+        if square:
+            for a in range(c):
+                x = buf[a]
+                buf[c2] = x
+                c2 += x > lo
+                d = x - t
+                d = d if d > 0 else 0.0
+                f += d * d
+                fp += d
+        elif linear:
+            for a in range(c):
+                x = buf[a]
+                buf[c2] = x
+                c2 += x > lo
+                d = x - t
+                f += d if d > 0 else 0.0
+                fp += 1.0 if d > 0 else 0.0
+        else:
+            for a in range(c):
+                x = buf[a]
+                buf[c2] = x
+                c2 += x > lo
+                d = x - t
+                if d > 0:
+                    w = d**em1
+                    f += w * d
+                    fp += w
+        c = c2
+        f -= 1.0
+        fp *= e
+        if f > 0:
+            lo = t
+        else:
+            hi = t
+        if abs(f) <= tol or hi - lo <= tol * max(1.0, abs(t)):
+            return t
+        newton = t + f / fp
+        if newton > lo and newton < hi:
+            t = newton
+        else:
+            t = (lo + hi) / 2
+    return t
+
+
+@njit(**_JIT_INLINE)
+def _tsallis_power(d, e, square, linear):
+    """``[d]_+^e``, without the power for ``e = 2`` (``square``) and ``e = 1`` (``linear``)."""
+    if square:
+        return d * d if d > 0 else 0.0
+    if linear:
+        return d if d > 0 else 0.0
+    return d**e if d > 0 else 0.0
+
+
+@njit(**_JIT)
+def entmax_bisect_rows(Z, alpha, tol, max_iter, out, zmax):
+    """alpha-entmax (alpha > 1) of every row by safeguarded Newton steps.
+
+    The same iteration as the NumPy path, per row (:func:`_entmax_root`),
+    on ``x = (alpha - 1)(z - max z)`` in float64, with the bracket
+    ``[-1, -K^(1-alpha)]``. Only the candidates ``x > -1`` enter the sums
+    (the others contribute 0 for every ``tau >= -1``). The output is
+    renormalised with the NumPy path's row sums. Returns the first invalid
+    row or -1.
+    """
+    n, K = Z.shape
+    am1 = alpha - 1.0
+    e = 1.0 / am1
+    square = e == 2.0  # alpha = 1.5: d ** 1 is d, d ** 2 is d * d
+    linear = e == 1.0  # alpha = 2: d ** 0 is 1, d ** 1 is d
+    buf = np.empty(K, dtype=np.float64)
+    row = np.empty((1, K), dtype=np.float64)
+    stack = np.empty((128, 3), dtype=np.intp)
+    vals = np.empty(128, dtype=np.float64)
+    hi0 = -(float(K) ** (1.0 - alpha))
+    for i in range(n):
+        m, ok = _row_max(Z, i, zmax)
+        if not ok:
+            return i
+        mf = np.float64(m)
+        c = 0
+        for j in range(K):
+            x = am1 * (np.float64(Z[i, j]) - mf)
+            buf[c] = x
+            c += x > -1.0
+        t = _entmax_root(buf, c, hi0, e, square, linear, tol, max_iter)
+        for j in range(K):
+            row[0, j] = _tsallis_power(am1 * (np.float64(Z[i, j]) - mf) - t, e, square, linear)
+        # the NumPy path's row sum, to the last bit
+        s = _block_sum(row, 0, 0, K) if K <= 128 else _row_sum(row, 0, stack, vals)
+        for j in range(K):
+            out[i, j] = row[0, j] / s
+    return -1
