@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..losses._targets import resolve_target
+from ..transforms import _backend
 from ._layout import CoefLayout
 
 
@@ -96,6 +97,7 @@ class LinearModelLoss:
         # A FenchelYoungLoss writes its gradient over the scores (out=);
         # another loss object (duck typing) returns a new array.
         self._in_place = hasattr(base_loss, "compiled")
+        self._compiled_for = self._compiled_loss = None
         self._scores_buffer = None
         # Packed coefficients whose scores the buffer holds (set by loss(),
         # so that a Newton step accepted by a line search reuses them).
@@ -301,7 +303,12 @@ class LinearModelLoss:
         compiled_for = getattr(self.base_loss, "compiled", None)
         if compiled_for is None or X.dtype not in (np.float32, np.float64):
             return None
-        compiled = compiled_for(n_classes)
+        # Asked once per fit (the backend in effect and the classes are part
+        # of the key): a solver calls loss_gradient many times.
+        key = (n_classes, _backend.numba_enabled())
+        if self._compiled_for != key:
+            self._compiled_for, self._compiled_loss = key, compiled_for(n_classes)
+        compiled = self._compiled_loss
         if compiled is None:
             return None
         if layout_free or compiled.applies_to(X, n_classes):

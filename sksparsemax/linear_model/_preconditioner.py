@@ -43,9 +43,9 @@ are small (row-normalised text), the second alone when they are large.
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, eigh
-from scipy.linalg.blas import dtrmm
 from scipy.linalg.lapack import dtrtri
 
+from ..transforms import _backend
 from ._layout import CoefLayout
 
 #: The setup (Gram + Cholesky) may cost at most this many objective
@@ -258,15 +258,20 @@ class GramPreconditioner:
 def _times_lower(V, T, transposed=False):
     """``V @ T`` (or ``V @ T.T``) for a lower triangular C-ordered ``T`` (d, d).
 
-    BLAS ``trmm`` skips the zero triangle (half the flops of a GEMM). In
-    Fortran terms the C-ordered ``V`` (K, d) is ``V^T`` and ``T`` is the upper
-    triangular ``T^T``, so ``(V T)^T = T^T V^T`` is a left product by the
-    upper ``T^T`` (and ``(V T^T)^T = T V^T`` the same with ``trans_a``).
+    ``V`` has a few rows (one per class), where BLAS runs far below its peak
+    and does not skip the zero triangle: the numba backend's blocked
+    kernels do both (:func:`sksparsemax.transforms._backend.kernels`).
     """
-    upper = T.T  # Fortran-contiguous view of T^T, upper triangular
-    result = dtrmm(1.0, upper, np.asarray(V, dtype=np.float64).T, side=0, lower=0,
-                   trans_a=int(transposed))
-    return result.T
+    kernels = _backend.kernels()
+    if kernels is None:
+        return V @ (T.T if transposed else T)
+    out = np.empty((V.shape[0], T.shape[0]))
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    if transposed:
+        kernels.times_lower_transposed(V, T, out)
+    else:
+        kernels.times_lower(V, T, out)
+    return out
 
 
 def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):

@@ -365,9 +365,7 @@ def minimize_newton_cg(
     w = np.array(w0, dtype=np.float64, copy=True)
     f, g, hessp = grad_hess(w, *args)
     every = max(1, 10 // int(verbose)) if verbose > 0 else 0
-    n_iter = 0
-    n_products = 0
-    n_short = 0
+    n_iter = n_products = n_short = 0
     status, message = 1, "maximum number of iterations reached"
     while True:
         gmax = float(np.max(np.abs(g))) if g.size else 0.0
@@ -377,44 +375,18 @@ def minimize_newton_cg(
         if n_iter >= max_iter:
             break
         g_l1 = float(np.sum(np.abs(g)))
-        eta = min(0.5, float(np.sqrt(g_l1)))
-        d, n_cg = _truncated_cg(hessp, g, max_inner, eta)
+        d, n_cg = _truncated_cg(hessp, g, max_inner, min(0.5, float(np.sqrt(g_l1))))
         n_products += n_cg
-        slope = float(np.dot(g, d))
-        if not slope < 0:  # not a descent direction (rounding): steepest descent
-            d = -g
-            slope = -float(np.dot(g, g))
         del hessp
         f_old = f
-        # Armijo backtracking from the full Newton step.
-        t = 1.0
-        accepted = False
-        for _ in range(max_ls):
-            w_t = w + t * d
-            f_t = func(w_t, *args)
-            if f_t <= f + 1e-4 * t * slope:
-                accepted = True
-                break
-            if t == 1.0 and abs(f_t - f) <= f_rtol * abs(f):
-                # Below the objective's rounding: trust the gradient.
-                f_t2, g_t, hessp_t = grad_hess(w_t, *args)
-                if float(np.sum(np.abs(g_t))) < g_l1:
-                    w, f, g, hessp = w_t, f_t2, g_t, hessp_t
-                    accepted = None  # already evaluated
-                    break
-                del hessp_t
-            t *= 0.5
-        if accepted is False:
+        step = _armijo(grad_hess, func, args, w, f, g, d, max_ls, f_rtol)
+        if step is None:
             status, message = 2, (
                 "the line search could not decrease the objective along the "
                 "Newton direction"
             )
-            # Leave w where it was; refresh hessp is not needed any more.
-            hessp = None
             break
-        if accepted:
-            w = w_t
-            f, g, hessp = grad_hess(w, *args)
+        w, f, g, hessp, t = step
         n_iter += 1
         if every and n_iter % every == 0:
             print(
@@ -424,16 +396,15 @@ def minimize_newton_cg(
                 file=sys.stderr,
                 flush=True,
             )
+        gmax = float(np.max(np.abs(g))) if g.size else 0.0
         if (f_old - f) <= ftol * max(abs(f_old), abs(f), 1.0):
             # No relative progress left (L-BFGS-B's ftol criterion): kinks of
             # a piecewise-smooth loss can keep the gradient from vanishing.
             status, message = 0, "relative reduction of the objective <= ftol"
-            gmax = float(np.max(np.abs(g))) if g.size else 0.0
             break
         n_short = n_short + 1 if stall_step is not None and t <= stall_step else 0
         if n_short >= 2:
             status, message = 3, "stalled: the line search keeps cutting the step"
-            gmax = float(np.max(np.abs(g))) if g.size else 0.0
             break
     if check and status != 0:
         msg = (
@@ -456,3 +427,31 @@ def minimize_newton_cg(
     if return_status:
         return w, float(f), n_iter, status
     return w, float(f), n_iter
+
+
+def _armijo(grad_hess, func, args, w, f, g, d, max_ls, f_rtol):
+    """Backtracking from the full Newton step ``d`` until the Armijo condition holds.
+
+    Returns ``(w, f, g, hessp, t)`` at the accepted point (step ``t``), or
+    None if no step of the ``max_ls`` halvings lowers the objective. A full
+    step whose change of the objective is below its rounding (``f_rtol``)
+    is taken when it lowers the gradient's 1-norm: progress hidden by
+    rounding, as in scikit-learn's line search.
+    """
+    slope = float(np.dot(g, d))
+    if not slope < 0:  # not a descent direction (rounding): steepest descent
+        d = -g
+        slope = -float(np.dot(g, g))
+    t = 1.0
+    for _ in range(max_ls):
+        w_t = w + t * d
+        f_t = func(w_t, *args)
+        if f_t <= f + 1e-4 * t * slope:
+            return (w_t, *grad_hess(w_t, *args), t)
+        if t == 1.0 and abs(f_t - f) <= f_rtol * abs(f):
+            f_t2, g_t, hessp_t = grad_hess(w_t, *args)
+            if float(np.sum(np.abs(g_t))) < float(np.sum(np.abs(g))):
+                return w_t, f_t2, g_t, hessp_t, t
+            del hessp_t
+        t *= 0.5
+    return None

@@ -40,13 +40,20 @@ class CompiledLoss:
         self.params = np.ascontiguousarray(params, dtype=np.float64)
 
     def _target_arrays(self, target, dtype):
-        """``(y, Q, tterm)`` of a :class:`Target` for the row kernels."""
-        tterm = np.atleast_1d(np.asarray(self.loss._target_term(target), np.float64))
-        tterm = np.ascontiguousarray(tterm)
-        if target.is_indices:
-            y = np.ascontiguousarray(target.indices, dtype=np.intp)
-            return y, np.empty((0, 0), dtype=dtype), tterm
-        return _EMPTY_INDICES, np.ascontiguousarray(target.proba_as(dtype)), tterm
+        """``(y, Q, tterm)`` of a :class:`Target` for the row kernels (cached on it).
+
+        A solver evaluates the loss many times on one target: the arrays are
+        made once.
+        """
+        def make():
+            term = self.loss._target_term(target)
+            tterm = np.ascontiguousarray(np.atleast_1d(np.asarray(term, np.float64)))
+            if target.is_indices:
+                y = np.ascontiguousarray(target.indices, dtype=np.intp)
+                return y, np.empty((0, 0), dtype=dtype), tterm
+            return _EMPTY_INDICES, np.ascontiguousarray(target.proba_as(dtype)), tterm
+
+        return target.cached(("kernel arrays", self.loss, np.dtype(dtype).str), make)
 
     def rows(self, Z, target, out):
         """Per-sample losses of the score rows ``Z`` and their gradients into ``out``.

@@ -44,14 +44,15 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from ..transforms._numba_blas import (
+    _BLAS_LIKE,
+    _ROWS,
+    _add_outer_block,
+    _add_outer_rows,
+    _dot_block,
+    _dot_rows,
+)
 from ..transforms._numba_kernels import _JIT, _JIT_INLINE, _row_max
-
-# The dot products and outer products may be reassociated and fused
-# (vectorised), as in BLAS; NaN and inf keep their IEEE meaning.
-_BLAS_LIKE = dict(_JIT, fastmath={"reassoc", "contract"}, boundscheck=False)
-
-# Rows per block: 4 rows x 2 classes of dot products share their loads.
-_ROWS = 4
 
 _ROWS_TASK, _DENSE_TASK, _CSR_TASK = 7, 10, 12
 
@@ -96,97 +97,6 @@ def _scratch(n_rows, K, dtype):
 @njit(**_JIT_INLINE)
 def _tterm(tterm, qi):
     return tterm[0] if tterm.shape[0] == 1 else tterm[qi]
-
-
-@njit(**_BLAS_LIKE)
-def _dot_block(A, i0, lo, hi, B, Zb):
-    """``Zb[r, k] = A[i0 + r, lo:hi] @ B[k, lo:hi]`` for the 4 rows ``r`` of a block."""
-    K = B.shape[0]
-    k = 0
-    while k + 1 < K:
-        s00 = s01 = s10 = s11 = s20 = s21 = s30 = s31 = 0.0
-        for j in range(lo, hi):
-            w0 = B[k, j]
-            w1 = B[k + 1, j]
-            x0 = A[i0, j]
-            x1 = A[i0 + 1, j]
-            x2 = A[i0 + 2, j]
-            x3 = A[i0 + 3, j]
-            s00 += x0 * w0
-            s01 += x0 * w1
-            s10 += x1 * w0
-            s11 += x1 * w1
-            s20 += x2 * w0
-            s21 += x2 * w1
-            s30 += x3 * w0
-            s31 += x3 * w1
-        Zb[0, k], Zb[0, k + 1] = s00, s01
-        Zb[1, k], Zb[1, k + 1] = s10, s11
-        Zb[2, k], Zb[2, k + 1] = s20, s21
-        Zb[3, k], Zb[3, k + 1] = s30, s31
-        k += 2
-    if k < K:
-        s0 = s1 = s2 = s3 = 0.0
-        for j in range(lo, hi):
-            w0 = B[k, j]
-            s0 += A[i0, j] * w0
-            s1 += A[i0 + 1, j] * w0
-            s2 += A[i0 + 2, j] * w0
-            s3 += A[i0 + 3, j] * w0
-        Zb[0, k] = s0
-        Zb[1, k] = s1
-        Zb[2, k] = s2
-        Zb[3, k] = s3
-
-
-@njit(**_BLAS_LIKE)
-def _dot_rows(A, i0, r, lo, hi, B, Zb):
-    """``Zb[rr, k] = A[i0 + rr, lo:hi] @ B[k, lo:hi]`` for ``rr < r`` (a short block)."""
-    K = B.shape[0]
-    for rr in range(r):
-        for k in range(K):
-            s = 0.0
-            for j in range(lo, hi):
-                s += A[i0 + rr, j] * B[k, j]
-            Zb[rr, k] = s
-
-
-@njit(**_BLAS_LIKE)
-def _add_outer_block(X, rows, Gp, d, grad_W):
-    """``grad_W[:, :d] += Gp.T @ X[rows, :d]`` for 4 rows (2 classes at a time)."""
-    K = grad_W.shape[0]
-    a0, a1, a2, a3 = rows[0], rows[1], rows[2], rows[3]
-    k = 0
-    while k + 1 < K:
-        g00, g10, g20, g30 = Gp[0, k], Gp[1, k], Gp[2, k], Gp[3, k]
-        g01, g11, g21, g31 = Gp[0, k + 1], Gp[1, k + 1], Gp[2, k + 1], Gp[3, k + 1]
-        for j in range(d):
-            x0 = X[a0, j]
-            x1 = X[a1, j]
-            x2 = X[a2, j]
-            x3 = X[a3, j]
-            grad_W[k, j] += (g00 * x0 + g10 * x1) + (g20 * x2 + g30 * x3)
-            grad_W[k + 1, j] += (g01 * x0 + g11 * x1) + (g21 * x2 + g31 * x3)
-        k += 2
-    if k < K:
-        g0, g1, g2, g3 = Gp[0, k], Gp[1, k], Gp[2, k], Gp[3, k]
-        for j in range(d):
-            grad_W[k, j] += (g0 * X[a0, j] + g1 * X[a1, j]) + (
-                g2 * X[a2, j] + g3 * X[a3, j]
-            )
-
-
-@njit(**_BLAS_LIKE)
-def _add_outer_rows(X, rows, Gp, p, d, grad_W):
-    """``grad_W[:, :d] += Gp[:p].T @ X[rows[:p], :d]`` for fewer than 4 rows."""
-    K = grad_W.shape[0]
-    for r in range(p):
-        a = rows[r]
-        for k in range(K):
-            g = Gp[r, k]
-            if g != 0:
-                for j in range(d):
-                    grad_W[k, j] += g * X[a, j]
 
 
 @njit(**_BLAS_LIKE)

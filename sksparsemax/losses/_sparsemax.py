@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..transforms import sparsemax_jvp, sparsemax_threshold
+from ..transforms import sparsemax_jvp
 from ..transforms._sparsemax import shifted_sparsemax_threshold
 from ._fenchel_young import FenchelYoungLoss
 
@@ -13,26 +13,27 @@ def sparsemax_conjugate(Zs, need_value=True):
     ``P = sparsemax(Zs)`` and ``phi = tau + ||P||^2 / 2``, which equals
     :math:`\tfrac12 \sum_{j \in S}(z_j^2 - \tau^2)` because
     :math:`z_j = p_j + \tau` on the support :math:`S` and
-    :math:`\sum_j p_j = 1`. This form has no ``-inf * 0`` product.
+    :math:`\sum_j p_j = 1`. This form has no ``-inf * 0`` product. The rows
+    were validated and shifted by the caller: the threshold is computed
+    without doing either again.
     """
-    tau, _ = sparsemax_threshold(Zs, axis=1)
-    P = Zs - tau[:, None]
-    np.maximum(P, 0, out=P)
-    phi = None
-    if need_value:
-        phi = tau + 0.5 * np.einsum("ij,ij->i", P, P)
+    P = Zs.copy()
+    phi = sparsemax_conjugate_inplace(P, need_value)
     return phi, P
 
 
-def sparsemax_conjugate_inplace(Zs):
+def sparsemax_conjugate_inplace(Zs, need_value=True):
     """Overwrite the shifted scores ``Zs`` with ``sparsemax(Zs)``; return phi.
 
-    The same arithmetic as :func:`sparsemax_conjugate`, without the (n, K)
-    output array (nor a shifted copy for the threshold).
+    The arithmetic of :func:`sparsemax_conjugate`, with no (n, K) output
+    array (nor a shifted copy for the threshold); ``phi`` is None unless
+    ``need_value``.
     """
     tau = shifted_sparsemax_threshold(Zs)
     Zs -= tau[:, None]
     np.maximum(Zs, 0, out=Zs)
+    if not need_value:
+        return None
     return tau + 0.5 * np.einsum("ij,ij->i", Zs, Zs)
 
 
