@@ -201,3 +201,44 @@ def test_losses_do_not_switch_on_alpha():
     ]
     # tsallis_rows' Shannon limit is the formula itself, not a loss switch.
     assert len(switches) <= 1, switches
+
+
+#: The shape limits of the package's code: modules of about 500 lines at most
+#: (a few lines of slack), functions of at most 80 lines of code (docstrings,
+#: comments and blank lines not counted).
+MAX_MODULE_LINES = 520
+MAX_FUNCTION_CODE_LINES = 80
+
+
+def _code_lines(source_lines, node):
+    body = node.body
+    start = body[0].lineno
+    first = body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and (
+        isinstance(first.value.value, str)
+    ):
+        if len(body) == 1:
+            return 0
+        start = body[1].lineno
+    return sum(
+        1 for line in source_lines[start - 1 : node.end_lineno]
+        if line.strip() and not line.strip().startswith("#")
+    )
+
+
+def test_modules_and_functions_stay_small():
+    long_modules, long_functions = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        lines = text.splitlines()
+        if len(lines) > MAX_MODULE_LINES:
+            long_modules.append((str(path.relative_to(PACKAGE)), len(lines)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = _code_lines(lines, node)
+                if n > MAX_FUNCTION_CODE_LINES:
+                    long_functions.append((f"{path.name}:{node.name}", n))
+    assert not long_modules, f"modules over {MAX_MODULE_LINES} lines: {long_modules}"
+    assert not long_functions, (
+        f"functions over {MAX_FUNCTION_CODE_LINES} lines of code: {long_functions}"
+    )

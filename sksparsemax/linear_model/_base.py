@@ -1,5 +1,6 @@
 """Shared fit/predict machinery of the sparse linear classifiers."""
 
+import inspect
 import numbers
 from numbers import Integral, Real
 
@@ -73,6 +74,17 @@ def _mean_target(target, sample_weight, sw_sum):
     if sample_weight is None:
         return target.proba.mean(axis=0)
     return sample_weight.astype(np.float64) @ target.proba / sw_sum
+
+
+def forward(params, base):
+    """The entries of ``params`` (an ``__init__``'s locals) that ``base.__init__`` takes.
+
+    scikit-learn reads an estimator's parameters from its own ``__init__``
+    signature, so every subclass spells them out; this hands the shared
+    ones on to the base class without repeating them a second time.
+    """
+    names = inspect.signature(base.__init__).parameters
+    return {name: params[name] for name in names if name != "self"}
 
 
 class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):

@@ -10,7 +10,7 @@ from sklearn.utils.validation import column_or_1d, validate_data
 
 from ..losses import FenchelYoungLoss, get_loss
 from ..losses._targets import SUM_TOL, SUM_TOL_FLOAT32
-from ._base import _ACCEPT_SPARSE, _DTYPES, _BaseSparseLinearClassifier
+from ._base import _ACCEPT_SPARSE, _DTYPES, _BaseSparseLinearClassifier, forward
 
 
 def _first_position(mask):
@@ -259,29 +259,10 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         "threshold": [Interval(Real, 0, 1, closed="left"), None],
     }
 
-    def __init__(
-        self,
-        C=1.0,
-        *,
-        loss="sparsemax",
-        scale=1.0,
-        threshold=None,
-        fit_intercept=True,
-        tol=1e-4,
-        max_iter=100,
-        warm_start=False,
-        verbose=0,
-        solver="lbfgs",
-    ):
-        super().__init__(
-            C=C,
-            fit_intercept=fit_intercept,
-            tol=tol,
-            max_iter=max_iter,
-            warm_start=warm_start,
-            verbose=verbose,
-            solver=solver,
-        )
+    def __init__(self, C=1.0, *, loss="sparsemax", scale=1.0, threshold=None,
+                 fit_intercept=True, tol=1e-4, max_iter=100, warm_start=False, verbose=0,
+                 solver="lbfgs"):
+        super().__init__(**forward(locals(), _BaseSparseLinearClassifier))
         self.loss = loss
         self.scale = scale
         self.threshold = threshold

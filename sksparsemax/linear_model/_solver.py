@@ -387,6 +387,7 @@ def minimize_newton_cg(
             )
             break
         w, f, g, hessp, t = step
+        del step  # else it keeps the previous iterate's hessp (an (n, K) array) alive
         n_iter += 1
         if every and n_iter % every == 0:
             print(

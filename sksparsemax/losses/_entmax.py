@@ -5,7 +5,8 @@ import numpy as np
 from .._checks import check_alpha
 from ..transforms import entmax15, entmax_bisect, entmax_jvp
 from ..transforms._validation import as_float_array, to_rows
-from ._fenchel_young import FenchelYoungLoss, masked_rowdot
+from ._fenchel_young import FenchelYoungLoss
+from ._scores import masked_rowdot
 from ._softmax import SoftmaxLoss
 from ._sparsemax import SparsemaxLoss
 
@@ -184,9 +185,6 @@ class EntmaxLoss(FenchelYoungLoss):
         exact = _EXACT_CASES.get(self.alpha)
         self._case = exact() if exact is not None else _TsallisLoss(self.alpha)
 
-    def predict_proba(self, Z):
-        return self._case.predict_proba(Z)
-
     def omega(self, P):
         return self._case.omega(P)
 
@@ -231,9 +229,6 @@ class _TsallisLoss(FenchelYoungLoss):
         if self._sort_based:
             return entmax15(Zs, axis=1)
         return entmax_bisect(Zs, self.alpha, axis=1)
-
-    def predict_proba(self, Z):
-        return self._closed_form_proba(Z)
 
     def omega(self, P):
         return -tsallis_rows(P, self.alpha)

@@ -16,82 +16,7 @@ shifting, ``-inf`` masks, both target forms, float32 and the errors.
 import numpy as np
 
 from ..transforms import _backend
-from ..transforms._validation import as_float_array, checked_row_max
-from ._targets import resolve_target
-
-
-def check_scores(Z):
-    """``Z`` as a float array (float32 kept), checked to be 2-D with a column.
-
-    Only the shape: the values (NaN, ``+inf``, rows of ``-inf``) are checked
-    where the row maxima are taken, once per evaluation.
-    """
-    Z = as_float_array(Z, "Z")
-    if Z.ndim != 2:
-        raise ValueError(
-            "Z must be a 2-D array of scores of shape (n_samples, n_classes); "
-            f"got shape {Z.shape}."
-        )
-    if Z.shape[1] == 0:
-        raise ValueError("Z has 0 columns: a loss needs at least one class.")
-    return Z
-
-
-def shifted_scores(Z):
-    """Validate a score matrix and shift each row so that its maximum is 0.
-
-    Every loss is invariant to adding a constant to a row (targets sum to
-    1), so all computations use the shifted scores: huge scores lose no
-    precision and ``exp`` never overflows.
-
-    Parameters
-    ----------
-    Z : array_like of shape (n_samples, n_classes)
-        Scores: finite or ``-inf`` (masked classes).
-
-    Returns
-    -------
-    Zs : ndarray of shape (n_samples, n_classes)
-        ``Z - Z.max(axis=1, keepdims=True)``, float32 if ``Z`` is float32,
-        float64 otherwise (a new array).
-    """
-    Z = check_scores(Z)
-    zmax = checked_row_max(Z, Z.shape, "Z")
-    with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
-        return Z - zmax
-
-
-def masked_rowdot(A, Zs, mask=None):
-    """Row-wise ``sum_j A[i, j] * Zs[i, j]`` over ``mask`` (all entries if None).
-
-    Entries outside ``mask`` (where ``A`` is 0 and ``Zs`` may be ``-inf``)
-    contribute exactly 0 instead of ``0 * -inf = nan``.
-    """
-    if mask is not None:
-        Zs = np.where(mask, Zs, 0)
-    return np.einsum("ij,ij->i", A, Zs)
-
-
-def _target_dot(target, Zs):
-    """Row-wise ``q^T z`` of the shifted scores; ``-inf`` scores count 0 where ``q = 0``."""
-    n = Zs.shape[0]
-    if target.is_indices:
-        return Zs[np.arange(n), target.indices]
-    Q = target.proba_as(Zs.dtype)
-    qz = np.einsum("ij,ij->i", Q, Zs)
-    bad = ~np.isfinite(qz)
-    if bad.any():  # -inf masks where q = 0: 0 * -inf must count as 0
-        mask = target.positive()[0]
-        qz[bad] = masked_rowdot(Q[bad], Zs[bad], mask[bad])
-    return qz
-
-
-def _subtract_target(P, target):
-    """``P -= q`` in place (no one-hot matrix for class indices)."""
-    if target.is_indices:
-        P[np.arange(P.shape[0]), target.indices] -= 1
-    else:
-        P -= target.proba_as(P.dtype)
+from ._scores import evaluate, masked_rowdot, shifted_scores
 
 
 class FenchelYoungLoss:
@@ -190,6 +115,7 @@ class FenchelYoungLoss:
 
     name = None
 
+    #: The shipped losses by name (see :func:`get_loss`).
     _registry = {}
 
     _DOCUMENTED = ("predict_proba", "omega", "jacobian_product", "is_smooth")
@@ -206,7 +132,7 @@ class FenchelYoungLoss:
                 func.__doc__ = getattr(FenchelYoungLoss, method).__doc__
 
     # -- what a subclass defines -------------------------------------------
-    def predict_proba(self, Z):  # pragma: no cover - abstract
+    def predict_proba(self, Z):
         """The loss's probability mapping applied to each row of ``Z``.
 
         Parameters
@@ -226,9 +152,13 @@ class FenchelYoungLoss:
         >>> SparseSoftmaxLoss(k=1).predict_proba([[0.3, 2.0, 1.0]])
         array([[0., 1., 0.]])
         """
-        raise NotImplementedError(
-            f"{type(self).__name__} must define predict_proba(Z), its mapping."
-        )
+        if type(self)._conjugate is FenchelYoungLoss._conjugate:
+            raise NotImplementedError(
+                f"{type(self).__name__} must define predict_proba(Z), its mapping."
+            )
+        # A loss with a closed-form conjugate: its mapping, from the scores
+        # checked and shifted once.
+        return self._conjugate(shifted_scores(Z), need_value=False)[1]
 
     def omega(self, P):  # pragma: no cover - abstract
         """The regulariser :math:`\\Omega` of each row of ``P``.
@@ -303,13 +233,6 @@ class FenchelYoungLoss:
         return True
 
     # -- hooks with generic defaults ---------------------------------------
-    def _closed_form_proba(self, Z):
-        """``predict_proba`` by :meth:`_conjugate`, for the losses that override it.
-
-        Validates ``Z`` once (errors name ``Z``) and shifts its rows.
-        """
-        return self._conjugate(shifted_scores(Z), need_value=False)[1]
-
     def _conjugate(self, Zs, need_value=True):
         r"""Return ``(phi, P)`` from shifted scores: :math:`\Omega^*` per row and the mapping.
 
@@ -417,35 +340,7 @@ class FenchelYoungLoss:
 
     # -- evaluation ----------------------------------------------------------
     def _evaluate(self, Z, target, check, need_loss, need_grad, out=None):
-        """Per-sample losses (or None) and gradients; into ``out`` if given."""
-        Z = check_scores(Z)
-        n, K = Z.shape
-        target = resolve_target(target, n, K, check)
-        if out is not None:
-            _check_out(out, Z)
-            compiled = self.compiled(K)
-            if compiled is not None:
-                return compiled.rows(Z, target, out)
-            zmax = checked_row_max(Z, Z.shape, "Z")
-            with np.errstate(over="ignore"):  # finite - max may overflow to -inf
-                Zs = np.subtract(Z, zmax, out=out)
-            del zmax
-            qz = _target_dot(target, Zs)  # before Zs is overwritten by P
-            phi = self._conjugate_inplace(Zs)
-            P = Zs
-        else:
-            Zs = shifted_scores(Z)
-            phi, P = self._conjugate(Zs, need_value=need_loss)
-            qz = _target_dot(target, Zs) if need_loss else None
-        losses = None
-        if need_loss:
-            term = np.asarray(self._target_term(target), dtype=P.dtype)
-            with np.errstate(over="ignore"):
-                losses = phi - qz
-            losses += term
-        if need_grad:
-            _subtract_target(P, target)
-        return losses, P
+        return evaluate(self, Z, target, check, need_loss, need_grad, out)
 
     def loss(self, Z, target, *, check=True):
         """Per-sample losses.
@@ -611,71 +506,5 @@ class FenchelYoungLoss:
         return {}
 
 
-def _check_out(out, Z):
-    """Check the ``out`` buffer of ``loss_gradient`` against the scores ``Z``."""
-    if not isinstance(out, np.ndarray) or out.shape != Z.shape or out.dtype != Z.dtype:
-        raise ValueError(
-            f"out must be an ndarray of shape {Z.shape} and dtype {Z.dtype} "
-            "(the scores' shape and floating dtype)."
-        )
-    if not (out.flags.c_contiguous and out.flags.writeable):
-        raise ValueError("out must be a writeable C-contiguous array.")
-
-
 #: The former name of :class:`FenchelYoungLoss`.
 BaseLoss = FenchelYoungLoss
-
-
-def loss_names():
-    """The names of the shipped losses, as the estimators accept them.
-
-    Returns
-    -------
-    list of str
-        Sorted names, one per :class:`FenchelYoungLoss` subclass with a
-        ``name``.
-
-    Examples
-    --------
-    >>> from sksparsemax.losses import loss_names
-    >>> loss_names()
-    ['entmax', 'softmax', 'sparse_softmax', 'sparsemax']
-    """
-    return sorted(FenchelYoungLoss._registry)
-
-
-def get_loss(loss, **params):
-    """The loss object that ``loss`` names, or ``loss`` itself.
-
-    Parameters
-    ----------
-    loss : str or FenchelYoungLoss
-        A name of :func:`loss_names` or a loss instance (returned as is).
-    **params
-        With a name: the loss's parameters (e.g. ``alpha`` for
-        ``"entmax"``, ``k`` for ``"sparse_softmax"``); defaults otherwise.
-
-    Returns
-    -------
-    FenchelYoungLoss
-        The loss object.
-
-    Raises
-    ------
-    ValueError
-        If ``loss`` is neither a known name nor a :class:`FenchelYoungLoss`.
-
-    Examples
-    --------
-    >>> from sksparsemax.losses import get_loss
-    >>> get_loss("entmax", alpha=2.0)
-    EntmaxLoss(alpha=2.0)
-    """
-    if isinstance(loss, FenchelYoungLoss):
-        return loss
-    if isinstance(loss, str) and loss in FenchelYoungLoss._registry:
-        return FenchelYoungLoss._registry[loss](**params)
-    raise ValueError(
-        f"loss must be one of {loss_names()} or a FenchelYoungLoss instance; "
-        f"got {loss!r}."
-    )

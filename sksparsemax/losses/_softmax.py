@@ -73,9 +73,6 @@ class SoftmaxLoss(FenchelYoungLoss):
 
     name = "softmax"
 
-    def predict_proba(self, Z):
-        return self._closed_form_proba(Z)
-
     def omega(self, P):
         return negative_entropy(P)
 

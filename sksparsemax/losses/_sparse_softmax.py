@@ -104,9 +104,6 @@ class SparseSoftmaxLoss(FenchelYoungLoss):
     def __init__(self, k=5):
         self.k = check_k(k)
 
-    def predict_proba(self, Z):
-        return self._closed_form_proba(Z)
-
     def omega(self, P):
         # At P = sparse_softmax(z), <P, z> - sum P log P is the log-sum-exp of
         # the top k: the value of the loss's conjugate, as the base class needs.

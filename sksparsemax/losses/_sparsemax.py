@@ -96,9 +96,6 @@ class SparsemaxLoss(FenchelYoungLoss):
 
     name = "sparsemax"
 
-    def predict_proba(self, Z):
-        return self._closed_form_proba(Z)
-
     def omega(self, P):
         return 0.5 * np.einsum("ij,ij->i", P, P)
 
