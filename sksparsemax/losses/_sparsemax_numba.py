@@ -3,7 +3,7 @@
 from numba import njit
 
 from ..transforms._numba_kernels import _JIT, _JIT_INLINE, sparsemax_row_threshold
-from ._numba_engine import run, subtract_target, target_dot
+from ._numba_engine import run, target_dot
 
 
 @njit(**_JIT_INLINE)
@@ -19,13 +19,15 @@ def sparsemax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
     zbuf[0] = t
     tt = zbuf[0]
     qz = target_dot(Z, i, m, y, Q, qi)
+    proportions = Q.shape[1] > 0
     sq = 0.0
-    for j in range(Z.shape[1]):
+    for j in range(Z.shape[1]):  # p - q in the same pass (the hot loop)
         p = (Z[i, j] - m) - tt
         p = p if p > 0 else 0
         sq += p * p
-        out[oi, j] = p
-    subtract_target(out, oi, y, Q, qi)
+        out[oi, j] = p - Q[qi, j] if proportions else p
+    if not proportions:
+        out[oi, y[qi]] -= 1
     return (tt + 0.5 * sq) - qz
 
 
