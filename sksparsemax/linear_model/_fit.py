@@ -60,7 +60,7 @@ class SolverPolicy:
     """The safeguards of a fit, derived from the loss (:func:`policy_for`)."""
 
     warmup_iter: int = 0
-    stall: tuple = None
+    stall_window: int = None
     newton_stall_step: float = None
     hint: str = None
 
@@ -75,7 +75,7 @@ def policy_for(loss, n_classes, warm_started):
         return SolverPolicy()
     return SolverPolicy(
         warmup_iter=0 if warm_started else SOFTMAX_WARMUP_ITER,
-        stall=(STALL_WINDOW, None),
+        stall_window=STALL_WINDOW,
         newton_stall_step=NEWTON_STALL_STEP,
         hint=(
             f"The loss {loss!r} is not differentiable everywhere ({n_classes} "
@@ -182,9 +182,10 @@ def _solve(linear_loss, X, w0, target, n_classes, sample_weight, l2, settings, p
 
 
 def _stall(policy, settings):
-    if policy.stall is None:
+    """L-BFGS's stall stop: no relative decrease beyond ``tol`` over the window."""
+    if policy.stall_window is None:
         return None
-    return (policy.stall[0], settings.tol)
+    return (policy.stall_window, settings.tol)
 
 
 def _softmax_warmup(linear_loss, w0, args, settings, policy, precondition):
