@@ -155,6 +155,13 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         cw = compute_class_weight(
             class_weight, classes=classes, y=classes[target]
         )
+        bad = ~(np.isfinite(cw) & (cw >= 0))
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                "class_weight must be finite and non-negative, like "
+                f"sample_weight; the class {classes[j].item()!r} has weight {float(cw[j])}."
+            )
         return cw[target]
 
     def _validate_fit_data(self, X, y):
@@ -181,8 +188,20 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
-            The fitted estimator.
+            The fitted estimator. A fit that raises leaves the estimator as
+            it was (a previous fit stays usable).
         """
+        state = dict(self.__dict__)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            # validate_data and the target encoding set attributes before
+            # the solver runs: put back the state of the previous fit.
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+
+    def _fit(self, X, y, sample_weight):
         X, y = self._validate_fit_data(X, y)
         n_samples, n_features = X.shape
         sample_weight = _check_sample_weight(sample_weight, n_samples, X.dtype)
