@@ -66,7 +66,7 @@ def label_proportions(Y):
             "Y must be a binary indicator matrix or a matrix of label "
             f"proportions, with no negative entry; Y[{i}, {j}] = {Y[i, j].item()!r}."
         )
-    Q = Y.astype(np.float64)
+    Q = np.array(Y, dtype=np.float64, order="C")  # a copy, C order whatever Y was
     sums = Q.sum(axis=1)
     labelled = sums > 0
     binary = np.all((Y == 0) | (Y == 1))
@@ -190,8 +190,8 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_labels,)
-        ``np.arange(n_labels)`` for a 2-D ``Y``; the class labels for a 1-D
-        ``y``.
+        ``np.arange(n_labels)`` for a 2-D ``Y`` (its column names for a
+        pandas DataFrame); the class labels for a 1-D ``y``.
     coef_ : ndarray of shape (n_labels, n_features)
         Weights, one row per label (float32 when ``X`` is float32).
     intercept_ : ndarray of shape (n_labels,)
@@ -268,6 +268,10 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         self.threshold = threshold
 
     def _validate_fit_data(self, X, y):
+        # A DataFrame Y names its labels: keep the names for classes_ (the
+        # validated Y is a bare array).
+        columns = getattr(y, "columns", None)
+        self._label_names = None if columns is None else np.asarray(columns, dtype=object)
         return validate_data(
             self,
             X,
@@ -295,8 +299,9 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
                     stacklevel=4,
                 )
             self._multilabel = True
+            names = self._label_names
             return (
-                np.arange(Q.shape[1]),
+                np.arange(Q.shape[1]) if names is None else names,
                 Q,
                 labelled if n_unlabelled else None,
             )

@@ -42,7 +42,7 @@ are small (row-normalised text), the second alone when they are large.
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cholesky, eigh
+from scipy.linalg import LinAlgError, cholesky
 from scipy.linalg.lapack import dtrtri
 
 from ..transforms import _backend

@@ -41,7 +41,7 @@ from ._entmax import EntmaxLoss, entmax_loss, tsallis_entropy
 from ._softmax import SoftmaxLoss, softmax_loss
 from ._sparse_softmax import SparseSoftmaxLoss, sparse_softmax_loss
 from ._sparsemax import SparsemaxLoss, sparsemax_loss
-from ._fenchel_young import BaseLoss, FenchelYoungLoss
+from ._fenchel_young import BaseLoss, FenchelYoungLoss  # noqa: F401 (BaseLoss: the former name)
 from ._registry import get_loss, loss_names
 from ._targets import Target, check_target
 

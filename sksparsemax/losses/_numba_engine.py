@@ -52,7 +52,7 @@ from ..transforms._numba_blas import (
     _dot_block,
     _dot_rows,
 )
-from ..transforms._numba_kernels import _JIT, _JIT_INLINE, _row_max
+from ..transforms._numba_kernels import _JIT_INLINE, _row_max
 
 _ROWS_TASK, _DENSE_TASK, _CSR_TASK = 7, 10, 12
 

@@ -33,8 +33,8 @@ from numba import njit
 # This module is the one the backend loads and the loss kernels import from:
 # it names every kernel (the entmax ones are defined in ._numba_entmax) and
 # the row primitives (defined in ._numba_rows).
-from ._numba_blas import times_lower, times_lower_transposed
-from ._numba_entmax import entmax15_rows, entmax_bisect_rows
+from ._numba_blas import times_lower, times_lower_transposed  # noqa: F401
+from ._numba_entmax import entmax15_rows, entmax_bisect_rows  # noqa: F401
 from ._numba_rows import _JIT, _JIT_INLINE, _block_sum, _row_max
 
 

@@ -47,3 +47,22 @@ def test_a_failed_refit_leaves_the_previous_model():
     with pytest.raises(ValueError, match="no label"):
         est.fit(X, np.zeros_like(Y))
     np.testing.assert_array_equal(est.predict(X), expected)
+
+
+def test_multilabel_classes_keep_the_column_names_of_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import make_multilabel_classification
+
+    from sksparsemax import SparsemaxMultiLabel
+
+    X, Y = make_multilabel_classification(
+        n_samples=80, n_classes=4, allow_unlabeled=False, random_state=0
+    )
+    names = ["sports", "politics", "science", "arts"]
+    est = SparsemaxMultiLabel().fit(X, pd.DataFrame(Y, columns=names))
+    assert list(est.classes_) == names
+    # The same model as on the bare array, which keeps 0..K-1.
+    bare = SparsemaxMultiLabel().fit(X, Y)
+    np.testing.assert_array_equal(bare.classes_, np.arange(4))
+    np.testing.assert_array_equal(est.coef_, bare.coef_)
+    np.testing.assert_array_equal(est.predict(X), bare.predict(X))
