@@ -140,14 +140,10 @@ def _multiclass_models(quick, seed):
     ]
 
 
-def run_multiclass(name, X, y, *, quick, seed):
-    """Fit the multi-class models on a stratified 70/30 split."""
+def run_multiclass(name, X_tr, X_te, y_tr, y_te, *, quick, seed):
+    """Fit the multi-class models on a given train/test split."""
     from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import train_test_split
 
-    X_tr, X_te, y_tr, y_te = train_test_split(
-        X, y, test_size=0.3, stratify=y, random_state=seed
-    )
     rows = []
     for model_name, model in _multiclass_models(quick, seed):
         pipe, fit_time = _fit_scaled(model_name, model, X_tr, y_tr)
@@ -249,6 +245,26 @@ def _is_sparse(X):
     return sp.issparse(X)
 
 
+_MIN_ROWS = 10  # fewer: a 70/30 split leaves a test part of 1-2 rows, or fails
+
+
+def _check_features(name, X, feature_names, where):
+    """Refuse NaN/inf features: ``where(i)`` names data row ``i`` in messages."""
+    bad = ~np.isfinite(X.data if _is_sparse(X) else X)
+    if not bad.any():
+        return
+    if _is_sparse(X):  # load_mulan's CSR: bad is over X.data
+        k = int(np.flatnonzero(bad)[0])
+        row, col = int(np.searchsorted(X.indptr, k, side="right") - 1), int(X.indices[k])
+    else:
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+    value = "missing" if np.isnan(X[row, col]) else "infinite"
+    raise UsageError(
+        f"{name}: {int(bad.sum())} feature value(s) are missing or infinite (first: {value}, "
+        f"{where(row)}, column {feature_names[col]!r}); fill in or drop them first"
+    )
+
+
 def _read_user_data(path, labels):
     """Load --data: a MULAN ARFF file (multi-label) or a CSV file.
 
@@ -266,6 +282,9 @@ def _read_user_data(path, labels):
             bunch = load_mulan(path, label_names=label_list)
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot load {path.name}: {exc}") from None
+        _check_features(
+            path.name, bunch.data, bunch.feature_names, lambda i: f"data row {i + 1}"
+        )
         return "multi-label", bunch.data, np.asarray(bunch.target)
     if ".csv" not in suffixes:
         raise UsageError(
@@ -291,6 +310,12 @@ def _read_user_data(path, labels):
             "are not numeric"
         )
     X = features.to_numpy(dtype=np.float64)
+    _check_features(path.name, X, list(map(str, features.columns)), lambda i: f"line {i + 2}")
+    missing = frame[label_list].isna().to_numpy()
+    if missing.any():
+        row, col = (int(i) for i in np.argwhere(missing)[0])
+        raise UsageError(f"{path.name}: label column {label_list[col]!r} has "
+                         f"{missing[:, col].sum()} missing value(s) (first: line {row + 2})")
     if len(label_list) == 1:
         return "multi-class", X, frame[label_list[0]].to_numpy()
     Y = frame[label_list].to_numpy()
@@ -299,28 +324,63 @@ def _read_user_data(path, labels):
     return "multi-label", X, Y.astype(np.int64)
 
 
+def _reason(exc):
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _split(name, X, Y, *, stratify, seed):
+    """The 70/30 train/test split of user data, or a one-line UsageError."""
+    from sklearn.model_selection import train_test_split
+
+    try:
+        return train_test_split(
+            X, Y, test_size=0.3, stratify=Y if stratify else None, random_state=seed
+        )
+    except ValueError as exc:
+        raise UsageError(
+            f"{name}: cannot make a{' stratified' if stratify else ''} 70/30 train/test "
+            f"split of {X.shape[0]} rows: {_reason(exc)}"
+        ) from None
+
+
 def _user_task(args):
     kind, X, Y = _read_user_data(args.data, args.labels)
     name = Path(args.data).name
-    _progress(f"[1/1] {kind}: {name} ({X.shape[0]} samples, {X.shape[1]} features)")
+    if X.shape[0] < _MIN_ROWS:
+        raise UsageError(f"{name}: {X.shape[0]} row(s) are too few for a 70/30 train/test "
+                         f"split (at least {_MIN_ROWS} needed)")
     if kind == "multi-class":
         if len(np.unique(Y)) < 2:
             raise UsageError(f"{name}: the label column has a single class")
-        return run_multiclass(name, X, Y, quick=args.quick, seed=args.seed)
-    from sklearn.model_selection import train_test_split
-
-    X_tr, X_te, Y_tr, Y_te = train_test_split(X, Y, test_size=0.3, random_state=args.seed)
-    return run_multilabel(name, X_tr, Y_tr, X_te, Y_te, quick=args.quick, seed=args.seed)
+        split = _split(name, X, Y, stratify=True, seed=args.seed)
+    else:
+        if not np.asarray(Y).any():
+            raise UsageError(f"{name}: no row has a label (every label value is 0)")
+        split = _split(name, X, Y, stratify=False, seed=args.seed)
+        if not np.asarray(split[2]).any():
+            n_labelled = int(np.asarray(Y).any(axis=1).sum())
+            raise UsageError(f"{name}: no row of the training part has a label "
+                             f"(only {n_labelled} labelled row(s) in all)")
+    _progress(f"[1/1] {kind}: {name} ({X.shape[0]} samples, {X.shape[1]} features)")
+    try:
+        if kind == "multi-class":
+            return run_multiclass(name, *split, quick=args.quick, seed=args.seed)
+        X_tr, X_te, Y_tr, Y_te = split
+        return run_multilabel(name, X_tr, Y_tr, X_te, Y_te, quick=args.quick, seed=args.seed)
+    except ValueError as exc:  # another problem of the data, found by the fits
+        raise UsageError(f"{name}: the models cannot be fitted: {_reason(exc)}") from None
 
 
 def _builtin_tasks(args):
     from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
 
     from .datasets import load_emotions
 
     X, y = load_digits(return_X_y=True)
     _progress(f"[1/3] multi-class: digits ({X.shape[0]} samples, 10 classes)")
-    rows = run_multiclass("digits", X, y, quick=args.quick, seed=args.seed)
+    split = train_test_split(X, y, test_size=0.3, stratify=y, random_state=args.seed)
+    rows = run_multiclass("digits", *split, quick=args.quick, seed=args.seed)
     train = load_emotions(subset="train")
     test = load_emotions(subset="test")
     _progress(
@@ -371,9 +431,22 @@ def _format(frame):
 
 
 def _check_output(path):
-    """Refuse an --output name that is neither .csv nor .json (before any fit)."""
-    if Path(path).suffix.lower() not in (".csv", ".json"):
+    """Refuse, before any fit, an --output name that is neither .csv nor .json,
+    or that cannot be written: a folder, in a missing or read-only folder."""
+    import os
+
+    path = Path(path)
+    if path.suffix.lower() not in (".csv", ".json"):
         raise UsageError(f"--output {path}: use a .csv or .json file name")
+    folder, problem = path.parent, None
+    if path.is_dir():
+        problem = "it is a folder"
+    elif not folder.is_dir():
+        problem = f"{str(folder)!r}: {'not a folder' if folder.exists() else 'no such folder'}"
+    elif not (os.access(path, os.W_OK) if path.exists() else os.access(folder, os.W_OK | os.X_OK)):
+        problem = "permission denied"
+    if problem:
+        raise UsageError(f"cannot write --output {str(path)!r}: {problem}")
 
 
 def _write(frame, path):
@@ -386,7 +459,7 @@ def _write(frame, path):
             records = json.loads(frame.to_json(orient="records"))
             path.write_text(json.dumps(records, indent=2) + "\n")
     except OSError as exc:
-        raise UsageError(f"cannot write --output {str(path)!r}: {exc.strerror}") from None
+        raise UsageError(f"cannot write --output {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def build_parser():

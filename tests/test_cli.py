@@ -1,6 +1,7 @@
 """The main job (python -m sksparsemax): built-in run, user data, bad input."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -157,3 +158,110 @@ def test_jensen_shannon_matches_scipy():
     Q /= Q.sum(axis=1, keepdims=True)
     expected = np.mean([jensenshannon(p, q) ** 2 for p, q in zip(P, Q)])
     assert _jensen_shannon(P, Q) == pytest.approx(expected, rel=1e-10)
+
+
+# ------------------------------------------------------------------ data errors at fit time
+
+
+def _arff(path, rows, n_features=2):
+    lines = ["@relation toy"] + [f"@attribute f{j} numeric" for j in range(n_features)]
+    lines += ["@attribute lab1 {0,1}", "@attribute lab2 {0,1}", "@data"] + rows
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _csv_with(tmp_path, edit, n=120):
+    path = tmp_path / "d.csv"
+    _write_csv(path, n=n)
+    frame = pd.read_csv(path)
+    edit(frame)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _set(row, col, value):
+    def edit(frame):
+        frame[col] = frame[col].astype(object) if isinstance(value, str) else frame[col]
+        frame.loc[row, col] = value
+    return edit
+
+
+def _rng_rows(n, labelled=True, seed=1):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        f1, f2 = rng.standard_normal(2)
+        labels = (int(f1 > 0), int(f2 > 0 or f1 <= 0)) if labelled else (0, 0)
+        rows.append(f"{f1},{f2},{labels[0]},{labels[1]}")
+    return rows
+
+
+DATA_ERRORS = {
+    "nan feature": (lambda t: _csv_with(t, _set(7, "b", np.nan)), "species",
+                    r"d\.csv: 1 feature value.*missing.*line 9, column 'b'"),
+    "inf feature": (lambda t: _csv_with(t, _set(3, "a", np.inf)), "species",
+                    r"d\.csv: .*infinite.*line 5, column 'a'"),
+    "nan label": (lambda t: _csv_with(t, _set(10, "species", np.nan)), "species",
+                  r"d\.csv: label column 'species' has 1 missing.*line 12"),
+    "3 rows": (lambda t: _csv_with(t, lambda f: None, n=3), "species",
+               r"d\.csv: 3 row\(s\) are too few for a 70/30 train/test split"),
+    "a class of one": (lambda t: _csv_with(t, _set(0, "species", "lonely")), "species",
+                       r"d\.csv: cannot make a stratified 70/30 train/test split of 120 rows"),
+    "arff without labels": (lambda t: _arff(t / "toy.arff", _rng_rows(40, labelled=False)),
+                            "lab1,lab2", r"toy\.arff: no row has a label"),
+    "2-row arff": (lambda t: _arff(t / "toy.arff", _rng_rows(2)), "lab1,lab2",
+                   r"toy\.arff: 2 row\(s\) are too few for a 70/30 train/test split"),
+    "missing arff feature": (lambda t: _arff(t / "toy.arff", ["?,1,1,0"] + _rng_rows(40)),
+                             "lab1,lab2", r"toy\.arff: .*missing.*data row 1, column 'f0'"),
+    "overflowing arff number": (lambda t: _arff(t / "toy.arff", _rng_rows(30) + ["1,1e400,1,0"]),
+                                "lab1,lab2",
+                                r"cannot load toy\.arff: .*line 37: value '1e400' of numeric "
+                                r"attribute 'f1' is not a finite number"),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_ERRORS))
+def test_data_errors_are_one_line_naming_the_file(tmp_path, capsys, case):
+    make, labels, pattern = DATA_ERRORS[case]
+    path = make(tmp_path)
+    assert main(["--data", str(path), "--labels", labels, "--quick"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("sksparsemax: error:")
+    assert re.search(pattern, err[0]), err[0]
+
+
+def test_module_exits_2_without_a_traceback_on_bad_data(tmp_path):
+    path = _csv_with(tmp_path, _set(7, "b", np.nan))
+    result = subprocess.run(
+        [sys.executable, "-m", "sksparsemax", "--data", str(path), "--labels", "species",
+         "--quick"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert "d.csv" in result.stderr
+
+
+@pytest.mark.parametrize("where, message", [
+    ("no/such/folder/t.csv", "no such folder"),
+    ("{file}/t.csv", "not a folder"),
+    ("{folder}.json", "it is a folder"),
+])
+def test_unwritable_output_is_refused_before_the_job(tmp_path, capsys, monkeypatch, where, message):
+    import sksparsemax._cli as cli
+
+    def no_job():
+        raise AssertionError("the job ran")
+
+    monkeypatch.setattr(cli, "_warm_up", no_job)
+    (tmp_path / "plain.txt").write_text("x")
+    (tmp_path / "sub.json").mkdir()
+    target = where.format(file=tmp_path / "plain.txt", folder=tmp_path / "sub")
+    if not target.startswith(str(tmp_path)):
+        target = str(tmp_path / target)
+    assert main(["--quick", "--output", target]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("sksparsemax: error: cannot write --output")
+    assert message in err[0]

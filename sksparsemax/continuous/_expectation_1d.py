@@ -91,12 +91,33 @@ def _ladder(gamma, tol, n_min, n_max):
         # bound <= tol  <=>  h^2 sinh(s)^2 / 2 <= 2 n s + slack
         room = 2 * sizes[:, None] * s + slack
         h2 = np.where(room > 0, 2 * room / np.sinh(s) ** 2, 0.0)
-        h_max = np.sqrt(np.max(h2, axis=1))
-        h_max[-1] = np.inf  # beyond the ladder: n_max nodes (the bound is not met)
+        h_max = np.sqrt(np.max(h2, axis=1))  # past h_max[-1]: more than n_max nodes needed
         if len(_LADDERS) >= 64:
             _LADDERS.pop(next(iter(_LADDERS)))
         _LADDERS[key] = (sizes, np.maximum.accumulate(h_max))
     return _LADDERS[key]
+
+
+def _nodes_needed(h, gamma, tol):
+    """Smallest node count whose error bound is below ``tol`` for ``h = a / sigma``."""
+    s = _LOG_RHO
+    e_w = (2 * gamma + 2) / (2 * gamma + 3)
+    log_m = np.log((1 + np.cosh(s) ** 2) / e_w)
+    slack = np.log(tol) - np.log(4.0) + np.log1p(-np.exp(-s)) - log_m
+    # h^2 sinh(s)^2 / 2 <= 2 n s + slack  <=>  n >= (h^2 sinh(s)^2 / 2 - slack) / (2 s)
+    n = np.min((h * h * np.sinh(s) ** 2 / 2 - slack) / (2 * s))
+    return int(np.ceil(n)) + 1
+
+
+def _too_few_nodes(h, gamma, tol, n_max, a, sigma_min, where):
+    """The ``ValueError`` for a density whose error bound needs more than ``n_max`` nodes."""
+    needed = _nodes_needed(h, gamma, tol)
+    raise ValueError(
+        f"The density at {where} (support half-width a = {a:.6g}, {h:.6g} times the "
+        f"narrowest basis width {sigma_min:.6g}) needs about {needed} quadrature nodes to "
+        f"meet tol={tol:g}, more than n_max={n_max}: pass n_max={needed} or more, or a "
+        "larger tol (or use wider basis functions or a smaller sigma2)."
+    )
 
 
 def _jacobi_columns(x, w, gamma, want_r, want_jac):
@@ -110,7 +131,7 @@ def _jacobi_columns(x, w, gamma, want_r, want_jac):
     return np.stack(cols, axis=1)
 
 
-def _jacobi_moments(mu, a, basis, gamma, tol, n_min, n_max, want_r, want_jac):
+def _jacobi_moments(mu, a, basis, gamma, tol, n_min, n_max, want_r, want_jac, shape=None):
     """Gauss-Jacobi moments of psi for every density: array (B, N, P), P = columns above.
 
     The weight is (1 - x^2)^gamma with gamma = (2 - alpha) / (alpha - 1), the weight of
@@ -122,7 +143,16 @@ def _jacobi_moments(mu, a, basis, gamma, tol, n_min, n_max, want_r, want_jac):
     inv_s = 1.0 / sj
     sizes, h_max = _ladder(gamma, tol, n_min, n_max)
     # the narrowest basis function sets the node count (the bound holds for every j)
-    level = np.minimum(np.searchsorted(h_max, a * inv_s.max()), sizes.size - 1)
+    h = a * inv_s.max()
+    level = np.searchsorted(h_max, h)
+    if level.size and level.max() >= sizes.size:  # the bound needs more than n_max nodes
+        bad = int(np.argmax(level >= sizes.size))
+        if shape is None or len(shape) > 0:
+            pos = bad if shape is None else tuple(int(i) for i in np.unravel_index(bad, shape))
+            where = f"batch index {pos}"
+        else:
+            where = "the input"
+        _too_few_nodes(h[bad], gamma, tol, n_max, a[bad], sj.min(), where)
     n_cols = int(want_r) + 2 * int(want_jac)
     out = np.empty((n_b, n_basis, n_cols))
     counts = np.bincount(level, minlength=sizes.size)
@@ -147,12 +177,12 @@ def _jacobi_moments(mu, a, basis, gamma, tol, n_min, n_max, want_r, want_jac):
     return out
 
 
-def _quadrature_terms(mu, sigma2, basis, alpha, tol, n_min, n_max, want_r, want_jac):
+def _quadrature_terms(mu, sigma2, basis, alpha, tol, n_min, n_max, want_r, want_jac, shape=None):
     """General alpha > 1: r and (cov(t, psi), cov((t - mu)^2, psi)) from one set of moments."""
     a = _half_width(sigma2, alpha)
     beta = 1.0 / (alpha - 1)
     gamma = (2 - alpha) * beta
-    m = _jacobi_moments(mu, a, basis, gamma, tol, n_min, n_max, want_r, want_jac)
+    m = _jacobi_moments(mu, a, basis, gamma, tol, n_min, n_max, want_r, want_jac, shape)
     r = m[..., 0] if want_r else None
     if not want_jac:
         return r, None, None
@@ -172,7 +202,9 @@ def _compute(mu, sigma2, basis, alpha, method, tol, n_min, n_max, want_r, want_j
     else:
         n_min, n_max = _check_nodes(n_min, n_max)
         tol = check_number(tol, "tol", strict=True)
-        r, c1, c2 = _quadrature_terms(mu_f, s2_f, basis, alpha, tol, n_min, n_max, want_r, want_jac)
+        r, c1, c2 = _quadrature_terms(
+            mu_f, s2_f, basis, alpha, tol, n_min, n_max, want_r, want_jac, shape
+        )
     if r is not None:
         r = r.reshape(shape + (basis.n_basis,))
     jac = None
@@ -217,8 +249,10 @@ def rbf_expectation_1d(mu, sigma2, basis, alpha=2.0, *, method="auto", tol=1e-12
     (from a ladder of sizes about 12% apart, at least ``n_min``) whose bound is below
     ``tol`` times :math:`\max\psi_j` for the narrowest basis function is used, about
     :math:`3.7\,a/\min_j\sigma_j + 4` nodes for ``tol = 1e-12``. Densities sharing a node
-    count are integrated together with one matrix product. Past ``n_max`` nodes the
-    bound is no longer guaranteed (``n_max`` nodes are used).
+    count are integrated together with one matrix product. The bound holds for every
+    input: a density that would need more than ``n_max`` nodes (a support much wider
+    than the narrowest basis function, e.g. a large ``sigma2``) raises a
+    ``ValueError`` that gives the node count needed, rather than losing accuracy.
 
     Parameters
     ----------
@@ -242,6 +276,12 @@ def rbf_expectation_1d(mu, sigma2, basis, alpha=2.0, *, method="auto", tol=1e-12
     -------
     ndarray of shape (\*batch_shape, N)
         :math:`r_j = \int p(t)\psi_j(t)\,dt`.
+
+    Raises
+    ------
+    ValueError
+        If a density needs more than ``n_max`` quadrature nodes to meet ``tol``
+        (the message gives the number needed; pass a larger ``n_max`` or ``tol``).
 
     See Also
     --------
@@ -311,6 +351,12 @@ def rbf_expectation_jacobian_1d(
     ndarray of shape (\*batch_shape, 2, N)
         Row 0: :math:`\partial r/\partial\theta_1`; row 1: :math:`\partial r/\partial\theta_2`.
 
+    Raises
+    ------
+    ValueError
+        If a density needs more than ``n_max`` quadrature nodes to meet ``tol``
+        (as in :func:`rbf_expectation_1d`).
+
     See Also
     --------
     rbf_expectation_vjp_1d : Vector-Jacobian product.
@@ -369,6 +415,12 @@ def rbf_expectation_and_jacobian_1d(
         As :func:`rbf_expectation_1d`.
     jac : ndarray of shape (\*batch_shape, 2, N)
         As :func:`rbf_expectation_jacobian_1d`.
+
+    Raises
+    ------
+    ValueError
+        If a density needs more than ``n_max`` quadrature nodes to meet ``tol``
+        (as in :func:`rbf_expectation_1d`).
 
     See Also
     --------

@@ -20,18 +20,23 @@ what numeric (multi-label) data sets need:
 supported (ValueError). Every error is a :class:`ValueError` whose message names
 the file and the line.
 
-The dense data block is tokenised with ``str.split`` per line and converted by
-NumPy in one call; a slow, cell-by-cell pass only runs to locate the line of an
-error.
+The data section is read by blocks of lines: a block of numbers goes through
+NumPy's C parsers (``np.loadtxt`` for dense rows, ``np.fromstring`` for sparse
+ones), straight into one preallocated array (dense) or preallocated CSR
+buffers (sparse), with no Python object per value; the peak memory stays
+within about 2.5 times the parsed arrays (``benchmarks/bench_arff_memory.py``).
+A block with quotes or nominal names is tokenised with ``str.split``; a slow,
+cell-by-cell pass only runs to locate the line of an error. A number that is
+not finite (``inf``, ``nan``, or one that overflows, such as ``1e400``) is an
+error: a missing value is written ``?``.
 """
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
-from ._arff_tokens import read_name, split_quoted, split_values, unquote
+from ._arff_data import _Builder, _Error, _fail
+from ._arff_tokens import read_name, split_values
 
 _NUMERIC_TYPES = ("numeric", "real", "integer")
 _UNSUPPORTED_TYPES = ("string", "date", "relational")
@@ -86,19 +91,6 @@ class ArffData:
         return [a.name for a in self.attributes]
 
 
-class _Error(ValueError):
-    """A ValueError carrying a line number (filled into the message later)."""
-
-    def __init__(self, lineno, message):
-        super().__init__(message)
-        self.lineno = lineno
-        self.message = message
-
-
-def _fail(name, lineno, message):
-    return ValueError(f"{name}, line {lineno}: {message}")
-
-
 # ----------------------------------------------------------------------------- header
 
 
@@ -137,14 +129,20 @@ def _parse_attribute(rest, lineno):
     raise _Error(lineno, f"attribute {name!r}: unknown type {type_text!r}")
 
 
-def _parse_header(lines, name):
-    """Parse the header; return (relation, attributes, index of the first data line)."""
-    relation, attributes, seen = None, [], {}
-    for i, raw in enumerate(lines):
-        lineno = i + 1
+class _HeaderParser:
+    """Parses the header one line at a time; :meth:`feed` is True at ``@data``."""
+
+    def __init__(self, name):
+        self.name = name
+        self.relation = None
+        self.attributes = []
+        self.seen = {}
+
+    def feed(self, raw, lineno):
+        name = self.name
         line = raw.strip()
         if not line or line.startswith("%"):
-            continue
+            return False
         if not line.startswith("@"):
             raise _fail(name, lineno, f"expected @relation, @attribute or @data, got {line[:40]!r}")
         parts = line.split(None, 1)
@@ -152,7 +150,7 @@ def _parse_header(lines, name):
         rest = parts[1] if len(parts) == 2 else ""
         if keyword == "@relation":
             try:
-                relation = read_name(rest)[0] if rest.strip() else ""
+                self.relation = read_name(rest)[0] if rest.strip() else ""
             except ValueError as exc:
                 raise _fail(name, lineno, f"bad @relation: {exc}") from None
         elif keyword == "@attribute":
@@ -160,260 +158,46 @@ def _parse_header(lines, name):
                 attribute = _parse_attribute(rest, lineno)
             except _Error as exc:
                 raise _fail(name, exc.lineno, exc.message) from None
-            if attribute.name in seen:
+            if attribute.name in self.seen:
                 raise _fail(
                     name,
                     lineno,
-                    f"attribute {attribute.name!r} already declared on line {seen[attribute.name]}",
+                    f"attribute {attribute.name!r} already declared on line "
+                    f"{self.seen[attribute.name]}",
                 )
-            seen[attribute.name] = lineno
-            attributes.append(attribute)
+            self.seen[attribute.name] = lineno
+            self.attributes.append(attribute)
         elif keyword == "@data":
             if rest.strip():
                 raise _fail(name, lineno, "unexpected text after @data")
-            if not attributes:
+            if not self.attributes:
                 raise _fail(name, lineno, "no @attribute declaration before @data")
-            return relation, attributes, i + 1
+            return True
         else:
             raise _fail(name, lineno, f"unknown keyword {keyword!r}")
-    raise _fail(name, len(lines), "no @data section")
-
-
-# ----------------------------------------------------------------------------- values
-
-
-def _convert_cell(token, attribute):
-    """Slow, exact conversion of one cell (used to locate errors)."""
-    if token == "?":
-        return np.nan
-    if attribute.kind == "numeric":
-        try:
-            if "_" in token:  # float() accepts '1_000'; ARFF does not
-                raise ValueError
-            return float(token)
-        except ValueError:
-            raise ValueError(
-                f"value {token!r} of numeric attribute {attribute.name!r} is not a number"
-            ) from None
-    value = unquote(token)
-    if value in attribute.codes:
-        return attribute.codes[value]
-    if attribute.kind == "nominal_numeric":
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
-        if number is not None and number in attribute.codes.values():
-            return number
-    raise ValueError(
-        f"value {token!r} of nominal attribute {attribute.name!r} is not one of "
-        f"{{{','.join(attribute.values)}}}"
-    )
-
-
-def _parse_numbers(cells):
-    """An array of str cells as float64 (``?`` is NaN); ValueError if one is not a number.
-
-    NumPy, like ``float``, accepts ``1_000``; ARFF does not.
-    """
-    missing = cells == "?"
-    if missing.any():
-        cells = np.where(missing, "nan", cells)
-    if np.char.find(cells, "_").max(initial=-1) >= 0:
-        raise ValueError("'_' in a number")
-    return cells.astype(np.float64)
-
-
-def _convert_column(tokens, attribute):
-    """Vectorised conversion of a 1-D array of str tokens; None on any failure."""
-    tokens = np.asarray(tokens, dtype=str)
-    missing = tokens == "?"
-    if attribute.kind == "nominal_string":
-        codes = np.array([attribute.codes.get(unquote(t), np.nan) for t in tokens.tolist()])
-        bad = np.isnan(codes) & ~missing
-        return None if bad.any() else codes
-    try:
-        values = _parse_numbers(tokens)
-    except ValueError:
-        return None
-    if attribute.kind == "nominal_numeric" and not (attribute.declares(values) | missing).all():
-        return None
-    return values
-
-
-def _locate_error(tokens_by_row, columns, attributes, line_numbers, name):
-    """Find the first cell that does not convert and raise an error for its line."""
-    for row, tokens in enumerate(tokens_by_row):
-        for col, token in zip(columns[row], tokens):
-            try:
-                _convert_cell(token, attributes[col])
-            except ValueError as exc:
-                raise _fail(name, int(line_numbers[row]), str(exc)) from None
-    raise AssertionError("conversion failed but no bad cell was found")  # pragma: no cover
+        return False
 
 
 # ----------------------------------------------------------------------------- data
 
+# The data section is parsed by blocks of whole lines of about this many characters.
+_BLOCK_CHARS = 1 << 18
 
-def _fast_dense(rows, attributes):
-    """NumPy's C parser for the common case (numbers only, no quotes, no '?').
 
-    Returns None when it does not apply or fails; the caller then takes the
-    slower path, which also locates errors.
+def _blocks(text, start=0, size=None):
+    """Yield ``(end, lines)`` for consecutive blocks of whole lines of ``text``.
+
+    A block ends just after a ``\\n``, so that ``\\r\\n`` is never cut and the
+    lines are those of ``text.splitlines()``.
     """
-    if not rows or any(a.kind == "nominal_string" for a in attributes):
-        return None
-    if any(("'" in r or '"' in r or "?" in r) for r in rows):
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            data = np.loadtxt(rows, delimiter=",", dtype=np.float64, comments=None, ndmin=2)
-    except (ValueError, UserWarning):
-        return None
-    if data.shape != (len(rows), len(attributes)):
-        return None
-    for j, attribute in enumerate(attributes):
-        if attribute.kind == "nominal_numeric" and not attribute.declares(data[:, j]).all():
-            return None
-    return data
-
-
-def _parse_dense(rows, line_numbers, attributes, name):
-    data = _fast_dense(rows, attributes)
-    if data is not None:
-        return data
-    n_attributes = len(attributes)
-    try:
-        tokens = [
-            split_quoted(r) if ("'" in r or '"' in r) else r.split(",") for r in rows
-        ]
-    except ValueError as exc:  # unterminated quote: find the line
-        for r, lineno in zip(rows, line_numbers):
-            if "'" in r or '"' in r:
-                try:
-                    split_quoted(r)
-                except ValueError:
-                    raise _fail(name, int(lineno), str(exc)) from None
-        raise  # pragma: no cover
-    lengths = np.fromiter(map(len, tokens), dtype=np.intp, count=len(tokens))
-    bad = np.flatnonzero(lengths != n_attributes)
-    if bad.size:
-        i = bad[0]
-        raise _fail(
-            name,
-            int(line_numbers[i]),
-            f"expected {n_attributes} comma-separated values, got {lengths[i]}",
-        )
-    cells = np.array(tokens, dtype=str).reshape(len(rows), n_attributes)
-    if any((" " in r or "\t" in r) for r in rows):
-        cells = np.char.strip(cells)
-    data = np.empty(cells.shape, dtype=np.float64)
-    numeric = [j for j, a in enumerate(attributes) if a.kind == "numeric"]
-    if numeric:
-        try:
-            data[:, numeric] = _parse_numbers(cells[:, numeric])
-        except ValueError:
-            numeric_attrs = [attributes[j] for j in numeric]
-            _locate_error(
-                cells[:, numeric].tolist(),
-                [range(len(numeric))] * len(rows),
-                numeric_attrs,
-                line_numbers,
-                name,
-            )
-    for j, attribute in enumerate(attributes):
-        if attribute.kind == "numeric":
-            continue
-        column = _convert_column(cells[:, j], attribute)
-        if column is None:
-            _locate_error(
-                cells[:, j : j + 1].tolist(), [[j]] * len(rows), attributes, line_numbers, name
-            )
-        data[:, j] = column
-    return data
-
-
-def _parse_sparse_row(row, n_attributes):
-    """Indices and value tokens of one ``{i v, ...}`` row (raises ValueError)."""
-    if not row.endswith("}"):
-        raise ValueError("sparse row does not end with '}' (instance weights are not supported)")
-    inner = row[1:-1].strip()
-    if not inner:
-        return [], []
-    entries = split_quoted(inner) if ("'" in inner or '"' in inner) else inner.split(",")
-    indices, values = [], []
-    for entry in entries:
-        parts = entry.split(None, 1)
-        if len(parts) != 2:
-            raise ValueError(f"sparse entry {entry.strip()!r} is not 'index value'")
-        try:
-            index = int(parts[0])
-        except ValueError:
-            raise ValueError(f"sparse entry {entry.strip()!r}: index is not an integer") from None
-        if not 0 <= index < n_attributes:
-            raise ValueError(
-                f"sparse entry {entry.strip()!r}: index {index} out of range "
-                f"[0, {n_attributes - 1}]"
-            )
-        indices.append(index)
-        values.append(parts[1].strip())
-    if len(set(indices)) != len(indices):
-        raise ValueError("repeated index in sparse row")
-    return indices, values
-
-
-def _parse_sparse(rows, line_numbers, attributes, name):
-    n_attributes = len(attributes)
-    for attribute in attributes:
-        if attribute.kind == "nominal_numeric" and attribute.codes[attribute.values[0]] != 0:
-            raise _fail(
-                name,
-                attribute.lineno,
-                f"nominal attribute {attribute.name!r}: in sparse data an omitted value means "
-                f"the first declared value {attribute.values[0]!r}, which is not 0; "
-                "this reader does not support that",
-            )
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    all_indices, all_values = [], []
-    for i, (row, lineno) in enumerate(zip(rows, line_numbers)):
-        try:
-            if row.startswith("{"):
-                indices, values = _parse_sparse_row(row, n_attributes)
-            else:
-                values = split_values(row)
-                if len(values) != n_attributes:
-                    raise ValueError(
-                        f"expected {n_attributes} comma-separated values, got {len(values)}"
-                    )
-                indices = list(range(n_attributes))
-        except ValueError as exc:
-            raise _fail(name, int(lineno), str(exc)) from None
-        all_indices.extend(indices)
-        all_values.extend(values)
-        indptr[i + 1] = len(all_indices)
-    indices = np.asarray(all_indices, dtype=np.int64)
-    tokens = np.asarray(all_values, dtype=str)
-    values = np.empty(len(tokens), dtype=np.float64)
-    if len(tokens):
-        order = np.argsort(indices, kind="stable")
-        bounds = np.searchsorted(indices[order], np.arange(n_attributes + 1))
-        for j, attribute in enumerate(attributes):
-            where = order[bounds[j] : bounds[j + 1]]
-            if where.size == 0:
-                continue
-            column = _convert_column(tokens[where], attribute)
-            if column is None:
-                row_of = np.searchsorted(indptr, where, side="right") - 1
-                for k, r in zip(where, row_of):
-                    try:
-                        _convert_cell(tokens[k], attribute)
-                    except ValueError as exc:
-                        raise _fail(name, int(line_numbers[r]), str(exc)) from None
-            values[where] = column
-    matrix = sp.csr_matrix((values, indices, indptr), shape=(len(rows), n_attributes))
-    matrix.sort_indices()
-    return matrix
+    size = _BLOCK_CHARS if size is None else size
+    n = len(text)
+    pos = start
+    while pos < n:
+        end = text.find("\n", min(pos + size, n) - 1)
+        end = n if end < 0 else end + 1
+        yield end, text[pos:end].splitlines()
+        pos = end
 
 
 def parse_arff(text, name="<arff>"):
@@ -430,19 +214,45 @@ def parse_arff(text, name="<arff>"):
     -------
     ArffData
     """
-    lines = text.splitlines()
-    relation, attributes, start = _parse_header(lines, name)
-    rows, line_numbers = [], []
-    for i in range(start, len(lines)):
-        line = lines[i].strip()
-        if line and not line.startswith("%"):
-            rows.append(line)
-            line_numbers.append(i + 1)
-    line_numbers = np.asarray(line_numbers, dtype=np.int64)
-    if any(r.startswith("{") for r in rows):
-        data = _parse_sparse(rows, line_numbers, attributes, name)
-        sparse = True
-    else:
-        data = _parse_dense(rows, line_numbers, attributes, name)
-        sparse = False
-    return ArffData(relation or "", attributes, data, sparse, line_numbers, name)
+    header = _HeaderParser(name)
+    blocks = _blocks(text)
+    lineno, first, first_start, end = 0, None, 0, 0
+    for end, lines in blocks:
+        for k, raw in enumerate(lines):
+            lineno += 1
+            if header.feed(raw, lineno):
+                first = lines[k + 1 :]
+                break
+        if first is not None:
+            break
+        first_start = end
+    if first is None:
+        raise _fail(name, lineno, "no @data section")
+    capacity = len(first) + text.count("\n", end) + 1
+    builder = _Builder(header.attributes, name, capacity)
+
+    def data_blocks():
+        yield first_start, first
+        start = end
+        for block_end, block in blocks:
+            yield start, block
+            start = block_end
+
+    def entries_left():
+        # Each entry of a row but its last is followed by a comma.
+        return text.count(",", block_start) + text.count("\n", block_start) + 1
+
+    next_lineno = lineno + 1
+    for block_start, lines in data_blocks():
+        rows, numbers = [], []
+        for k, raw in enumerate(lines):
+            line = raw.strip()
+            if line and not line.startswith("%"):
+                rows.append(line)
+                numbers.append(next_lineno + k)
+        next_lineno += len(lines)
+        if rows:
+            builder.add(rows, np.asarray(numbers, dtype=np.int64), entries_left)
+    first = None
+    data, sparse, line_numbers = builder.finish()
+    return ArffData(header.relation or "", header.attributes, data, sparse, line_numbers, name)

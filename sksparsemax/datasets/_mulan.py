@@ -106,8 +106,9 @@ def _split_features_labels(arff, label_names, label_source):
         X.sort_indices()
         Y = data[:, label_columns].toarray()
     else:
-        X = np.ascontiguousarray(data[:, feature_columns])
         Y = data[:, label_columns]
+        X = _take_columns(data, feature_columns)
+        arff.data = X  # ``data`` now holds X: the ArffData must not be used as before
     bad = ~((Y == 0) | (Y == 1))
     if bad.any():
         row, col = np.argwhere(bad)[0]
@@ -121,6 +122,29 @@ def _split_features_labels(arff, label_names, label_source):
     feature_names = [arff.attributes[j].name for j in feature_columns]
     target_names = [arff.attributes[j].name for j in label_columns]
     return X, Y, feature_names, target_names
+
+
+def _take_columns(data, columns, chunk_rows=4096):
+    """``data[:, columns]`` as a C-contiguous array, in ``data``'s own memory.
+
+    ``data`` (C-contiguous, owning its memory) is overwritten: row ``i`` of the
+    result goes to ``data.flat[i * k : (i + 1) * k]`` (``k = len(columns)``),
+    never past the rows not yet read, then the buffer is shrunk in place. So
+    the features need no second copy of the parsed file. Otherwise, a copy.
+    """
+    n, m = data.shape
+    k = len(columns)
+    if not (data.flags.c_contiguous and data.flags.owndata and data.flags.writeable):
+        return np.take(data, columns, axis=1)
+    if k == m and np.array_equal(columns, np.arange(m)):
+        return data
+    flat = data.reshape(-1)
+    for start in range(0, n, chunk_rows):
+        stop = min(start + chunk_rows, n)
+        flat[start * k : stop * k] = np.take(data[start:stop], columns, axis=1).reshape(-1)
+    del flat
+    data.resize((n, k), refcheck=False)
+    return data
 
 
 def _describe(title, X, Y, target_names, extra=""):
@@ -237,7 +261,9 @@ def load_mulan(
     ValueError
         If a file is malformed (the message names the file and the line: wrong
         number of values, a value that is not a number or not a declared nominal
-        value, a sparse index out of range, no ``@data`` section...), if a label
+        value, a number that is not finite such as ``inf``, ``nan`` or ``1e400``
+        (a missing value is written ``?``), a sparse index out of range, no
+        ``@data`` section...), if a label
         named in the XML file is not an attribute of the ARFF file, if a label
         value is not 0 or 1 (missing labels are errors), or if no label list can
         be found.
@@ -299,6 +325,7 @@ def load_mulan(
         )
     text, arff_name = _read_text(arff_path)
     arff = parse_arff(text, arff_name)
+    del text  # the parsed arrays replace it: free it before the features are split off
 
     if n_labels is not None:
         if n_labels >= len(arff.attributes):

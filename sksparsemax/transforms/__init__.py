@@ -5,7 +5,10 @@ Every mapping takes an array-like of any shape and works along ``axis``
 become float64. ``-inf`` scores are masks (probability exactly 0). A slice
 that contains NaN or ``+inf``, or whose entries are all ``-inf``, raises a
 ``ValueError`` naming the first such slice. No Python loop runs over slices
-and no K×K matrix is ever formed.
+and no K×K matrix is ever formed. A NumPy masked array is read with its
+masked entries as ``-inf`` (masked classes get probability exactly 0); in
+the JVPs masked entries count as 0. scipy.sparse inputs raise a
+``TypeError``: densify them with ``.toarray()``.
 
 =============================  ============================================
 :func:`softmax`                dense reference

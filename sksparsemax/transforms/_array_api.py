@@ -29,7 +29,7 @@ not traceable by ``jax.jit`` (they run eagerly on JAX arrays).
 
 import numpy as np
 
-from ._validation import checked_row_max, normalize_axis
+from ._validation import _batch_index, checked_row_max, normalize_axis
 
 # Top-level modules of the array libraries that array-api-compat supports
 # without an ``__array_namespace__`` method on their arrays.
@@ -192,7 +192,45 @@ def _prepare_pair(p, v, axis, names=("p", "v")):
     dt = xp.float32 if both32 else _info(xp, p)[0]
     P, axis_ = _last_axis(xp, xp.astype(p, dt), axis, names[0])
     V, _ = _last_axis(xp, xp.astype(v, dt), axis, names[1])
+    _check_pair(xp, P, V, names)
     return xp, P, V, axis_
+
+
+def _check_pair(xp, P, V, names):
+    """The NumPy path's :func:`check_pair_values`: ``P`` finite and non-negative,
+    ``V`` finite. One host synchronisation; on failure the first offending
+    slice is located on the device and named as the NumPy path does."""
+    ok = xp.isfinite(xp.sum(P)) & xp.isfinite(xp.sum(V))
+    if 0 not in tuple(P.shape):
+        ok = ok & (xp.min(P) >= 0)
+    if bool(ok):
+        return
+    shape = tuple(P.shape)
+    K = shape[-1]
+    for A, name, is_p in ((P, names[0], True), (V, names[1], False)):
+        R = xp.reshape(A, (-1, K))
+        bad = ~xp.isfinite(R)
+        if is_p:
+            bad = bad | (R < 0)
+        rows = xp.any(bad, axis=-1)
+        if not bool(xp.any(rows)):
+            continue
+        row = int(xp.argmax(xp.astype(rows, xp.int32)))
+        r = R[row, ...]
+        if bool(xp.any(xp.isnan(r))):
+            problem = "contains NaN"
+        elif bool(xp.any(r == float("inf"))):
+            problem = "contains +inf"
+        elif bool(xp.any(r == -float("inf"))):
+            problem = "contains -inf"
+        else:
+            problem = "contains a negative entry"
+        hint = (
+            "an output of the mapping is finite and non-negative"
+            if is_p
+            else "tangents must be finite"
+        )
+        raise ValueError(f"{name} {problem} at {_batch_index(row, shape)} ({hint}).")
 
 
 # --------------------------------------------------------------------------

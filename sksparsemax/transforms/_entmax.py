@@ -139,6 +139,103 @@ def _entmax_threshold(X, alpha, tol, max_iter):
     return tau_out
 
 
+def _entmax_gap(Z, zmax, alpha, tol, max_iter):
+    """alpha-entmax (alpha > 2) of the rows ``Z``, in float64, to full accuracy.
+
+    The threshold form ``p_j = [(alpha-1) z_j - tau]_+^(1/(alpha-1))`` is
+    ill-conditioned for large alpha: a support entry with ``p_j^(alpha-1)``
+    far below the float64 resolution of ``tau`` (e.g. ``p_j = 0.014`` at
+    alpha = 50, where ``p_j^49 ~ 1e-90``) is lost. Instead, with ``a = alpha
+    - 1`` and ``r`` the smallest support entry (``u = p_r``), the optimality
+    conditions read ``p_j^a = u^a + a (z_j - z_r)`` for ``z_j >= z_r``: a sum
+    of non-negative terms, so no cancellation. Per row:
+
+    1. Support: ``z_j`` is in it iff ``H(z_j) = sum_i [a (z_i - z_j)]_+^(1/a)
+       < 1`` (Campos et al., 2025); ``H`` is monotone in the rank, so a
+       binary search over the candidates ``a (max z - z_j) < 1`` sorted
+       decreasingly gives ``z_r``, the smallest support value.
+    2. ``u``: root of the increasing ``g(u) = m u + sum_{d_j > 0} (u^a +
+       d_j)^(1/a) = 1`` (``d_j = a (z_j - z_r)``, ``m`` the ties of ``z_r``).
+       ``g(exp(s))`` is convex and increasing in ``s``, and ``g(u) >= m u +
+       H(z_r)``, so Newton steps on ``s = log u`` from ``u = (1 - H(z_r)) / m``
+       decrease monotonically to the root; they stop when ``|g - 1| <= tol``
+       or the step moves ``u`` by at most ``tol``, or after ``max_iter``
+       steps. ``dg/du >= 1``: ``u`` is accurate to about ``tol``.
+    3. ``p_j = (u^a + d_j)^(1/a)``, ``u`` for the ties of ``z_r``, 0 below.
+
+    For ``a > 1``, ``dp_j/du = (u/p_j)^(a-1) <= 1``: an error in ``u`` is not
+    amplified (for ``a < 1`` it would be, and the threshold form is used).
+
+    Returns the (unnormalised) float64 rows.
+    """
+    n, K = Z.shape
+    a = alpha - 1.0
+    e = 1.0 / a
+    Zf = Z.astype(np.float64)
+    if n == 0 or K == 0:
+        return Zf
+    with np.errstate(over="ignore", invalid="ignore"):
+        gap = a * (np.reshape(zmax, (-1, 1)).astype(np.float64) - Zf)
+    cand = gap < 1.0  # p_j^a <= 1 - a (max z - z_j): the others are outside
+    ncand = np.count_nonzero(cand, axis=1)
+    C = int(ncand.max())
+    Y = np.where(cand, Zf, -np.inf)
+    Y = -np.sort(-Y, axis=1)[:, :C]  # candidates, decreasing; -inf pads
+    rows = np.arange(n)
+    zero = np.zeros_like(Y)
+
+    def _terms(t):
+        # [a (y - t)]_+^(1/a) over the sorted candidates, and d = a (y - t)
+        with np.errstate(over="ignore", invalid="ignore"):
+            D = a * (Y - t[:, None])
+        return np.power(D, e, where=D > 0, out=zero.copy()), D
+
+    lo = np.ones(n, dtype=np.intp)  # H(max z) = 0: always in the support
+    hi = ncand + 1
+    while True:
+        act = hi - lo > 1
+        if not act.any():
+            break
+        mid = np.where(act, (lo + hi) // 2, lo)
+        W, _ = _terms(Y[rows, mid - 1])
+        ok = W.sum(axis=1) < 1.0
+        lo = np.where(act & ok, mid, lo)
+        hi = np.where(act & ~ok, mid, hi)
+    zr = Y[rows, lo - 1]
+    W, D = _terms(zr)
+    pos = D > 0
+    m = np.count_nonzero(D == 0, axis=1).astype(np.float64)
+    u = (1.0 - W.sum(axis=1)) / m
+    s = np.log(u)
+    act = np.arange(n)
+    Ds, poss, ms, sa = D, pos, m, s.copy()
+    with np.errstate(under="ignore"):
+        for _ in range(max_iter):
+            ua = np.exp(a * sa)  # u^a (may underflow to 0: then negligible)
+            us = np.exp(sa)
+            Wd = Ds + ua[:, None]
+            Pw = np.power(Wd, e, where=poss, out=np.zeros_like(Ds))
+            g = ms * us + Pw.sum(axis=1)
+            R = np.divide(Pw, Wd, where=poss, out=np.zeros_like(Ds))
+            step = (g - 1.0) / (ms * us + ua * R.sum(axis=1))
+            sa -= step
+            s[act] = sa
+            keep = (np.abs(g - 1.0) > tol) & (us * np.abs(step) > tol)
+            if not keep.any():
+                break
+            act, Ds, poss, ms, sa = act[keep], Ds[keep], poss[keep], ms[keep], sa[keep]
+    u = np.exp(s)
+    with np.errstate(under="ignore"):
+        ua = np.exp(a * s)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        X = a * (Zf - zr[:, None])
+        inside = X > 0
+        P = np.power(X + ua[:, None], e, where=inside, out=np.zeros_like(X))
+    ties = X == 0
+    P[ties] = np.broadcast_to(u[:, None], P.shape)[ties]
+    return P
+
+
 def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
     r"""Compute alpha-entmax for any alpha >= 1, by a bracketed root search.
 
@@ -152,13 +249,24 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
     is the Tsallis entropy and :math:`\tau` makes the entries sum to one.
     ``alpha = 1`` is softmax (computed as such); ``alpha = 2`` is sparsemax.
 
-    The threshold is bracketed by :math:`[(\alpha-1)\max z - 1,\
-    (\alpha-1)\max z - K^{1-\alpha}]` and found by safeguarded Newton steps
-    (a step that leaves the current bracket is replaced by bisection). The
-    stopping rule, per slice: :math:`|\sum_i p_i - 1| \le` ``tol`` or a
-    bracket narrower than ``tol`` (relative), or ``max_iter`` steps. The
-    result is then divided by its sum so every slice sums to one. The
-    search runs in float64 (a float32 input gives a float32 output).
+    For ``alpha <= 2`` the threshold is bracketed by
+    :math:`[(\alpha-1)\max z - 1,\ (\alpha-1)\max z - K^{1-\alpha}]` and
+    found by safeguarded Newton steps (a step that leaves the current bracket
+    is replaced by bisection); stopping rule, per slice:
+    :math:`|\sum_i p_i - 1| \le` ``tol`` or a bracket narrower than ``tol``
+    (relative), or ``max_iter`` steps. For ``alpha > 2`` the threshold form
+    loses the small support entries (``p_j^{\alpha-1}`` far below the
+    resolution of :math:`\tau`), so the slice is parametrised by its
+    smallest support entry :math:`u = p_r` instead: :math:`p_j^{\alpha-1} =
+    u^{\alpha-1} + (\alpha-1)(z_j - z_r)`, a sum of non-negative terms. The
+    support is found exactly (:math:`z_j` is in it iff :math:`\sum_i
+    [(\alpha-1)(z_i - z_j)]_+^{1/(\alpha-1)} < 1`, a binary search over the
+    sorted candidates) and :math:`u` by Newton steps on :math:`\log u`
+    (monotone, convex), stopping when :math:`|\sum_i p_i - 1| \le` ``tol``,
+    when a step moves :math:`u` by at most ``tol``, or after ``max_iter``
+    steps. Every entry is then accurate to a few ulps (absolute) for any
+    ``alpha``. The result is divided by its sum so every slice sums to one.
+    The search runs in float64 (a float32 input gives a float32 output).
 
     Parameters
     ----------
@@ -225,12 +333,19 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
         P = compiled_rows(kern.entmax_bisect_rows, Z, shape, *params)
         return from_rows(P, shape, axis)
     zmax = checked_row_max(Z, shape)
-    with np.errstate(over="ignore"):
-        X = (alpha - 1.0) * (Z.astype(np.float64) - zmax)
-    tau = _entmax_threshold(X, alpha, tol, int(max_iter))
-    X -= tau[:, None]
-    np.maximum(X, 0, out=X)
-    np.power(X, 1.0 / (alpha - 1.0), out=X)
+    if alpha > 2.0:
+        # p_j = (x_j - tau)^(1/(alpha-1)) loses the small entries when
+        # 1/(alpha-1) < 1: parametrise by the smallest support entry instead.
+        X = _entmax_gap(Z, zmax, alpha, tol, int(max_iter))
+    else:
+        # 1/(alpha-1) >= 1: the threshold form is well conditioned
+        # (|dp_j/dtau| <= 1/(alpha-1)), the gap form is not.
+        with np.errstate(over="ignore"):
+            X = (alpha - 1.0) * (Z.astype(np.float64) - zmax)
+        tau = _entmax_threshold(X, alpha, tol, int(max_iter))
+        X -= tau[:, None]
+        np.maximum(X, 0, out=X)
+        np.power(X, 1.0 / (alpha - 1.0), out=X)
     X /= X.sum(axis=1, keepdims=True)
     return from_rows(X.astype(Z.dtype, copy=False), shape, axis)
 
@@ -244,7 +359,10 @@ def entmax_jvp(p, v, alpha, axis=-1):
 
     ``alpha = 1`` gives the softmax Jacobian, ``alpha = 2`` the sparsemax
     Jacobian. :math:`J` is symmetric, so this is also the vector-Jacobian
-    product.
+    product. It is evaluated in float64 in a form without cancellation (for
+    large ``alpha``, :math:`s` spans hundreds of orders of magnitude): see
+    ``_entmax_jvp_rows``; a float32 result beyond the float32 range is
+    ``inf``.
 
     Parameters
     ----------
@@ -272,8 +390,45 @@ def entmax_jvp(p, v, alpha, axis=-1):
     if _xp.any_foreign(p, v):
         return _xp.entmax_jvp(p, v, alpha, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
+    JV = _entmax_jvp_rows(P, V, alpha)
+    with np.errstate(over="ignore"):  # a float32 J v beyond its range is inf
+        JV = JV.astype(P.dtype, copy=False)
+    return from_rows(JV, shape, axis)
+
+
+def _entmax_jvp_rows(P, V, alpha):
+    """``J v`` row by row, in float64, without cancellation or overflow.
+
+    ``s = p^(2-alpha)`` spans hundreds of orders of magnitude for large
+    alpha (``s_j ~ 1e103`` for ``p_j = 0.007`` at alpha = 50), so ``s v - s
+    (s.v)/sum(s)`` cancels catastrophically in the entry with the largest
+    ``s`` and overflows. With ``M`` that entry, ``w = s / s_M`` (in log
+    space, ``W = sum w``) and ``dv = v - v_M``: ``J v_j = s_j (dv_j - delta)``
+    with ``delta = sum_k w_k dv_k / W``, and ``J v_M = -sum_k s_k dv_k / W``
+    (``s_M w_k = s_k``), both free of cancellation.
+    """
+    n, K = P.shape
+    P = P.astype(np.float64, copy=False)
+    V = V.astype(np.float64, copy=False)
     pos = P > 0
-    S = np.power(P, 2.0 - alpha, where=pos, out=np.zeros_like(P))
-    SV = S * V
-    SV -= S * (SV.sum(axis=1, keepdims=True) / S.sum(axis=1, keepdims=True))
-    return from_rows(SV, shape, axis)
+    if n == 0 or K == 0:
+        return np.zeros_like(P)
+    with np.errstate(divide="ignore"):
+        L = np.where(pos, (2.0 - alpha) * np.log(np.where(pos, P, 1.0)), -np.inf)
+    rows = np.arange(n)
+    M = np.argmax(L, axis=1)
+    LM = L[rows, M]
+    LM = np.where(np.isfinite(LM), LM, 0.0)  # rows without a support give 0
+    with np.errstate(under="ignore", over="ignore"):
+        w = np.exp(L - LM[:, None])
+        S = np.exp(L)
+    W = w.sum(axis=1)
+    W = np.where(W > 0, W, 1.0)
+    dV = np.where(pos, V - V[rows, M][:, None], 0.0)
+    delta = np.einsum("ij,ij->i", w, dV) / W
+    with np.errstate(over="ignore", invalid="ignore"):
+        JV = np.where(pos, S * (dV - delta[:, None]), 0.0)
+        Sk = np.where(pos, S, 0.0)
+        Sk[rows, M] = 0.0
+        JV[rows, M] = np.where(pos[rows, M], -np.einsum("ij,ij->i", Sk, dV) / W, 0.0)
+    return JV

@@ -256,9 +256,125 @@ def _tsallis_power(d, e, square, linear):
     return d**e if d > 0 else 0.0
 
 
+@njit(**_JIT_INLINE)
+def _gap_terms_sum(buf, c, t, a, e):
+    """``sum_{b < c} [a (buf[b] - t)]_+^e`` (``H(t)`` over the sorted candidates)."""
+    h = 0.0
+    for b in range(c):
+        d = a * (buf[b] - t)
+        if d > 0:
+            h += d**e
+    return h
+
+
+@njit(**_JIT_INLINE)
+def _gap_root(buf, c, a, e, tol, max_iter):
+    """Smallest support value ``z_r`` and ``u = p_r`` from the sorted candidates ``buf[:c]``.
+
+    The NumPy path's :func:`._entmax._entmax_gap`: binary search of the
+    support size on ``H(z_(k)) < 1``, then Newton steps on ``s = log u`` for
+    ``m u + sum_{d_j > 0} (u^a + d_j)^(1/a) = 1``, ``d_j = a (z_j - z_r)``,
+    from ``u = (1 - H(z_r)) / m``, with the same stopping rule. Returns
+    ``(z_r, u, u^a)``.
+    """
+    lo = 1
+    hi = c + 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _gap_terms_sum(buf, c, buf[mid - 1], a, e) < 1.0:
+            lo = mid
+        else:
+            hi = mid
+    zr = buf[lo - 1]
+    m = 0.0
+    k = 0
+    h = 0.0
+    for b in range(c):
+        d = a * (buf[b] - zr)
+        if d > 0:
+            h += d**e
+            buf[k] = d  # keep the d_j > 0 only
+            k += 1
+        elif d == 0:
+            m += 1.0
+    s = math.log((1.0 - h) / m)
+    for _ in range(max_iter):
+        ua = math.exp(a * s)
+        us = math.exp(s)
+        g = 0.0
+        r = 0.0
+        for b in range(k):
+            wd = buf[b] + ua
+            pw = wd**e
+            g += pw
+            r += pw / wd
+        g += m * us
+        step = (g - 1.0) / (m * us + ua * r)
+        s -= step
+        if abs(g - 1.0) <= tol or us * abs(step) <= tol:
+            break
+    return zr, math.exp(s), math.exp(a * s)
+
+
+@njit(**_JIT)
+def entmax_gap_rows(Z, alpha, tol, max_iter, out, zmax):
+    """alpha-entmax (alpha > 2) of every row, parametrised by its smallest support entry.
+
+    As the NumPy path (:func:`._entmax._entmax_gap`): the candidates
+    ``(alpha - 1)(max z - z) < 1`` (in float64) are sorted decreasingly,
+    :func:`_gap_root` gives ``z_r`` and ``u``, and ``p_j = (u^a + a (z_j -
+    z_r))^(1/a)`` (``u`` for the ties of ``z_r``, 0 below). The output is
+    renormalised with the NumPy path's row sums. Returns the first invalid
+    row or -1.
+    """
+    n, K = Z.shape
+    a = alpha - 1.0
+    e = 1.0 / a
+    buf = np.empty(K, dtype=np.float64)
+    row = np.empty((1, K), dtype=np.float64)
+    stack = np.empty((128, 3), dtype=np.intp)
+    vals = np.empty(128, dtype=np.float64)
+    for i in range(n):
+        mx, ok = _row_max(Z, i, zmax)
+        if not ok:
+            return i
+        mf = np.float64(mx)
+        c = 0
+        for j in range(K):
+            x = np.float64(Z[i, j])
+            buf[c] = x
+            c += a * (mf - x) < 1.0
+        # Sort the candidates decreasingly (in the kernel: see entmax15_rows).
+        if c <= _INSERTION_MAX:
+            for b in range(1, c):
+                x = buf[b]
+                q = b
+                while q > 0 and buf[q - 1] < x:
+                    buf[q] = buf[q - 1]
+                    q -= 1
+                buf[q] = x
+        else:
+            _sort_desc(buf, c)
+        zr, u, ua = _gap_root(buf, c, a, e, tol, max_iter)
+        for j in range(K):
+            d = a * (np.float64(Z[i, j]) - zr)
+            if d > 0:
+                row[0, j] = (d + ua) ** e
+            elif d == 0:
+                row[0, j] = u
+            else:
+                row[0, j] = 0.0
+        s = _block_sum(row, 0, 0, K) if K <= 128 else _row_sum(row, 0, stack, vals)
+        for j in range(K):
+            out[i, j] = row[0, j] / s
+    return -1
+
+
 @njit(**_JIT)
 def entmax_bisect_rows(Z, alpha, tol, max_iter, out, zmax):
     """alpha-entmax (alpha > 1) of every row by safeguarded Newton steps.
+
+    ``alpha > 2`` goes to :func:`entmax_gap_rows` (the NumPy path's split).
 
     The same iteration as the NumPy path, per row (:func:`_entmax_root`),
     on ``x = (alpha - 1)(z - max z)`` in float64, with the bracket
@@ -267,6 +383,8 @@ def entmax_bisect_rows(Z, alpha, tol, max_iter, out, zmax):
     renormalised with the NumPy path's row sums. Returns the first invalid
     row or -1.
     """
+    if alpha > 2.0:
+        return entmax_gap_rows(Z, alpha, tol, max_iter, out, zmax)
     n, K = Z.shape
     am1 = alpha - 1.0
     e = 1.0 / am1

@@ -3,7 +3,14 @@
 import numpy as np
 
 from . import _array_api as _xp
-from ._validation import as_float_array, checked_row_max, from_rows, pair_to_rows, to_rows
+from ._validation import (
+    as_float_array,
+    checked_row_max,
+    from_rows,
+    pair_to_rows,
+    raise_bad_pair,
+    to_rows,
+)
 
 
 def softmax(z, axis=-1):
@@ -19,6 +26,10 @@ def softmax(z, axis=-1):
     z : array_like
         Scores. float32 stays float32, float64 stays float64, integers become
         float64. ``-inf`` entries are masks and get probability exactly 0.
+        A NumPy masked array is read with its masked entries as ``-inf``
+        (masked classes get probability exactly 0; the result is a plain
+        ndarray). A ``scipy.sparse`` matrix is refused with a ``TypeError``:
+        densify it with ``z.toarray()``.
     axis : int, default=-1
         Axis along which the distributions lie.
 
@@ -32,6 +43,8 @@ def softmax(z, axis=-1):
     ------
     ValueError
         If a slice contains NaN or ``+inf``, or has every entry ``-inf``.
+    TypeError
+        If ``z`` is not real-valued, or is a ``scipy.sparse`` matrix.
 
     See Also
     --------
@@ -68,6 +81,8 @@ def softmax_jvp(p, v, axis=-1):
         Output of :func:`softmax` (or of :func:`sparse_softmax`).
     v : array_like
         Tangent vectors, same shape as ``p``.
+        Masked entries of a NumPy masked array ``p`` or ``v`` count as 0
+        (for ``p``, the probability a masked class gets).
     axis : int, default=-1
         Axis along which the distributions lie.
 
@@ -75,6 +90,16 @@ def softmax_jvp(p, v, axis=-1):
     -------
     jv : ndarray or Array API array
         Same shape as ``p``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` has a NaN, infinite or negative entry, or ``v`` a NaN or
+        infinite entry (the message names the first offending slice), or if
+        the shapes differ.
+    TypeError
+        If ``p`` or ``v`` is a ``scipy.sparse`` matrix (densify it with
+        ``.toarray()``).
 
     Examples
     --------
@@ -84,7 +109,13 @@ def softmax_jvp(p, v, axis=-1):
     """
     if _xp.any_foreign(p, v):
         return _xp.softmax_jvp(p, v, axis)
-    P, V, shape, axis = pair_to_rows(p, v, axis)
-    PV = P * V
-    PV -= P * PV.sum(axis=1, keepdims=True)
+    P, V, shape, axis = pair_to_rows(p, v, axis, check=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        PV = P * V
+        total = PV.sum(axis=1, keepdims=True)
+    # the row sums are finite unless P or V holds NaN or an infinity (0 * inf
+    # is NaN): only the sign of P needs one more reduction
+    if not (np.isfinite(total).all() and P.min(initial=0.0) >= 0):
+        raise_bad_pair(P, V, shape)  # nothing raised if a sum merely overflowed
+    PV -= P * total
     return from_rows(PV, shape, axis)

@@ -44,6 +44,10 @@ def sparse_softmax(z, k, axis=-1):
     z : array_like
         Scores (float32 kept, integers become float64; ``-inf`` entries are
         masks).
+        A NumPy masked array is read with its masked entries as ``-inf``
+        (masked classes get probability exactly 0; the result is a plain
+        ndarray). A ``scipy.sparse`` matrix is refused with a ``TypeError``:
+        densify it with ``z.toarray()``.
     k : int
         Number of entries kept, ``k >= 1``.
     axis : int, default=-1
@@ -60,6 +64,8 @@ def sparse_softmax(z, k, axis=-1):
     ------
     ValueError
         If ``k < 1``; if a slice contains NaN or ``+inf`` or is all ``-inf``.
+    TypeError
+        If ``k`` is not an integer, or ``z`` is a ``scipy.sparse`` matrix.
 
     See Also
     --------
@@ -117,6 +123,8 @@ def sparse_softmax_jvp(p, v, axis=-1):
         Output of :func:`sparse_softmax`.
     v : array_like
         Tangent vectors, same shape as ``p``.
+        Masked entries of a NumPy masked array ``p`` or ``v`` count as 0
+        (for ``p``, the probability a masked class gets).
     axis : int, default=-1
         Axis along which the distributions lie.
 
@@ -124,6 +132,16 @@ def sparse_softmax_jvp(p, v, axis=-1):
     -------
     jv : ndarray or Array API array
         Same shape as ``p``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` has a NaN, infinite or negative entry, or ``v`` a NaN or
+        infinite entry (the message names the first offending slice), or if
+        the shapes differ.
+    TypeError
+        If ``p`` or ``v`` is a ``scipy.sparse`` matrix (densify it with
+        ``.toarray()``).
 
     Examples
     --------

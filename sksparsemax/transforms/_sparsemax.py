@@ -236,6 +236,10 @@ def sparsemax(z, axis=-1):
         Scores, any shape. float32 stays float32, float64 stays float64,
         integers become float64. ``-inf`` entries are masks: they get
         probability exactly 0 and leave the rest of the slice unchanged.
+        A NumPy masked array is read with its masked entries as ``-inf``
+        (masked classes get probability exactly 0; the result is a plain
+        ndarray). A ``scipy.sparse`` matrix is refused with a ``TypeError``:
+        densify it with ``z.toarray()``.
     axis : int, default=-1
         Axis along which the distributions lie (negative values allowed).
 
@@ -251,6 +255,8 @@ def sparsemax(z, axis=-1):
         If a slice contains NaN or ``+inf``, or has every entry ``-inf``
         (the message names the first offending slice), or if ``z`` has
         length 0 along ``axis``.
+    TypeError
+        If ``z`` is not real-valued, or is a ``scipy.sparse`` matrix.
 
     See Also
     --------
@@ -340,6 +346,8 @@ def sparsemax_jvp(p, v, axis=-1):
         Output of :func:`sparsemax`.
     v : array_like
         Tangent (or cotangent) vectors, same shape as ``p``.
+        Masked entries of a NumPy masked array ``p`` or ``v`` count as 0
+        (for ``p``, the probability a masked class gets).
     axis : int, default=-1
         Axis along which the distributions lie.
 
@@ -347,6 +355,16 @@ def sparsemax_jvp(p, v, axis=-1):
     -------
     jv : ndarray or Array API array
         Same shape as ``p``; zero outside the support.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` has a NaN, infinite or negative entry, or ``v`` a NaN or
+        infinite entry (the message names the first offending slice), or if
+        the shapes differ.
+    TypeError
+        If ``p`` or ``v`` is a ``scipy.sparse`` matrix (densify it with
+        ``.toarray()``).
 
     Examples
     --------

@@ -3,16 +3,49 @@ NaN / +inf / all -inf policy.  Pure NumPy (this layer never imports
 scikit-learn)."""
 
 import operator
+import sys
 
 import numpy as np
 
 
-def as_float_array(z, name="z"):
+def _special_input(z, name, masked_value):
+    """``z`` (not a plain ndarray) made ready for :func:`numpy.asarray`.
+
+    A NumPy masked array becomes a plain ndarray with its masked entries
+    replaced by ``masked_value`` (for scores ``-inf``: masked entries get
+    probability exactly 0); a ``scipy.sparse`` matrix or array is refused with
+    a ``TypeError`` that says how to densify it. Anything else is returned
+    unchanged.
+    """
+    if isinstance(z, np.ma.MaskedArray):
+        data = as_float_array(np.ma.getdata(z), name)
+        mask = np.ma.getmask(z)
+        if mask is np.ma.nomask or not mask.any():
+            return data
+        return np.where(mask, data.dtype.type(masked_value), data)
+    sparse = sys.modules.get("scipy.sparse")  # imported if z can be sparse at all
+    if sparse is not None and sparse.issparse(z):
+        raise TypeError(
+            f"{name} is a scipy.sparse {type(z).__name__}, which is not supported "
+            "(the result would be dense, and an implicit zero would be a value of "
+            f"0, not a masked entry): pass {name}.toarray() instead (for scores, "
+            "with -inf at the entries to mask)."
+        )
+    return z
+
+
+def as_float_array(z, name="z", masked_value=-np.inf):
     """Return ``z`` as a float32 or float64 ndarray.
 
     float32 and float64 are kept; booleans, integers and other real floating
     types become float64; anything else is a ``TypeError`` naming ``name``.
+    A NumPy masked array gives a plain ndarray whose masked entries are
+    ``masked_value`` (default ``-inf``: a masked score is a masked class, with
+    probability exactly 0); a ``scipy.sparse`` matrix is a ``TypeError``
+    (densify it with ``.toarray()``).
     """
+    if type(z) is not np.ndarray:
+        z = _special_input(z, name, masked_value)
     z = np.asarray(z)
     if z.dtype in (np.float32, np.float64):
         return z
@@ -145,16 +178,61 @@ def result_float_dtype(*arrays):
     return np.float64
 
 
-def pair_to_rows(p, v, axis, names=("p", "v")):
+def pair_to_rows(p, v, axis, names=("p", "v"), check=True):
     """Validate an output/tangent pair of a JVP and view both as rows.
 
     Returns ``(P, V, shape, axis)`` with a common float dtype (float32 only if
-    both are float32).
+    both are float32). Masked entries of NumPy masked arrays are 0. With
+    ``check`` the values are checked (:func:`check_pair_values`); a JVP whose
+    own reductions already reveal NaN and infinities passes ``check=False``
+    and calls :func:`raise_bad_pair` itself.
     """
-    p = as_float_array(p, names[0])
-    v = as_float_array(v, names[1])
+    p = as_float_array(p, names[0], masked_value=0.0)
+    v = as_float_array(v, names[1], masked_value=0.0)
     check_same_shape(p, v, names)
     dtype = result_float_dtype(p, v)
     P, shape, axis = to_rows(p.astype(dtype, copy=False), axis, names[0])
     V, _, _ = to_rows(v.astype(dtype, copy=False), axis, names[1])
+    if check:
+        check_pair_values(P, V, shape, names)
     return P, V, shape, axis
+
+
+def check_pair_values(P, V, shape, names=("p", "v")):
+    """Raise a ``ValueError`` unless ``P`` is finite and non-negative and ``V`` finite.
+
+    The fast path is three reductions without temporaries (a sum of each array,
+    which NaN and infinities make non-finite, and the minimum of ``P``); only if
+    one of them fails are the rows inspected, and the first offending row is
+    named (an overflowing sum of finite entries raises nothing).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = bool(np.isfinite(P.sum()) & np.isfinite(V.sum()) & (P.min(initial=0.0) >= 0))
+    if not ok:
+        raise_bad_pair(P, V, shape, names)
+
+
+def raise_bad_pair(P, V, shape, names=("p", "v")):
+    """Name the first row of ``P`` (then of ``V``) with a non-finite (or negative) entry.
+
+    Raises nothing if there is none (a reduction that overflowed).
+    """
+    for A, name, is_p in ((P, names[0], True), (V, names[1], False)):
+        checks = [
+            (np.isnan(A), "contains NaN"),
+            (np.isposinf(A), "contains +inf"),
+            (np.isneginf(A), "contains -inf"),
+        ]
+        if is_p:
+            checks.append((A < 0, "contains a negative entry"))
+        rows = [m.any(axis=1) for m, _ in checks]
+        bad = np.logical_or.reduce(rows)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            problem = next(msg for r, (_, msg) in zip(rows, checks) if r[row])
+            hint = (
+                "an output of the mapping is finite and non-negative"
+                if is_p
+                else "tangents must be finite"
+            )
+            raise ValueError(f"{name} {problem} at {_batch_index(row, shape)} ({hint}).")
