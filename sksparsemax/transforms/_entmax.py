@@ -1,8 +1,10 @@
 """alpha-entmax (Peters, Niculae & Martins, 2019)."""
 
+import numbers
+
 import numpy as np
 
-from .._checks import check_alpha
+from .._checks import check_alpha, check_k
 from . import _array_api as _xp
 from . import _backend
 from ._softmax import softmax
@@ -319,10 +321,12 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
         return softmax(z, axis=axis)
     if tol is None:
         tol = 4 * np.finfo(np.float64).eps
-    if not tol > 0:
-        raise ValueError(f"tol must be positive; got tol={tol}.")
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be a positive integer; got {max_iter}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
+        tol > 0 and np.isfinite(tol)
+    ):
+        raise ValueError(f"tol must be a finite positive number; got tol={tol!r}.")
+    # An integer count: 2.7 (or True) would be silently truncated.
+    max_iter = check_k(max_iter, name="max_iter")
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
         return _xp.entmax_bisect(z, alpha, axis, tol=tol, max_iter=max_iter)
     z = as_float_array(z)
