@@ -6,7 +6,7 @@ and of the ``entmax`` package's ``entmax_bisect`` (PyTorch CPU, float64 and
 float32 tensors, its default ``n_iter=50``) on the same rows, against an
 mpmath reference (``mp.dps = 50``; support by the exact criterion
 ``sum_i [(alpha-1)(z_i - z_j)]_+^(1/(alpha-1)) < 1``, then the sum constraint
-bisected with the smallest support entry as unknown, as in
+bisected with the smallest support entry as unknown, the reference of
 ``tests/transforms/test_entmax_accuracy.py``). Rows (width 8, shorter ones
 padded with ``-inf`` masks): standard-normal scores times 0.003 ... 30, the
 issue's row ``[0, -0.01]``, ties, near ties (1e-8 apart) and huge ranges
@@ -43,7 +43,10 @@ DPS = 50
 
 
 def ref_row(z, alpha):
-    """50-digit alpha-entmax of one row (floats taken exactly; -inf are masks)."""
+    """50-digit alpha-entmax of one row, as mpf (floats taken exactly; -inf are masks).
+
+    Also the reference of ``tests/transforms/test_entmax_accuracy.py``.
+    """
     with mp.workdps(DPS):
         a = mp.mpf(float(alpha)) - 1
         e = 1 / a
@@ -70,7 +73,7 @@ def ref_row(z, alpha):
                 lo = mid
         u = mp.exp((lo + hi) / 2)
         return [
-            float((u**a + a * (x - zr)) ** e) if x > zr else (float(u) if x == zr else 0.0)
+            (u**a + a * (x - zr)) ** e if x > zr else (u if x == zr else mp.mpf(0))
             for x in zs
         ]
 
@@ -126,7 +129,7 @@ def main(argv=None):
         errs = []
         refs = {}
         for name, Z in (("f64", Z64), ("f32", Z32)):
-            refs[name] = np.array([ref_row(z, alpha) for z in Z])
+            refs[name] = np.array([[float(x) for x in ref_row(z, alpha)] for z in Z])
             for b in backends:
                 with backend(b):
                     p = entmax_bisect(Z, alpha=alpha)

@@ -385,10 +385,10 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         Z = self._raw_scores(X)
         if not self._multilabel:
             return self.classes_[np.argmax(Z, axis=1)]
-        M = self._margins(Z)
-        Y = M > 0
-        if self._make_loss(Z.shape[1]).name != "sparsemax" or self.threshold:
-            Y[np.arange(Z.shape[0]), np.argmax(Z, axis=1)] = True
+        Y = self._margins(Z) > 0
+        # The top-scoring label always (already so for the sparsemax support,
+        # where it has a positive proportion).
+        Y[np.arange(Z.shape[0]), np.argmax(Z, axis=1)] = True
         return Y.astype(np.int64)
 
     def predict_proba(self, X):

@@ -21,6 +21,8 @@ threshold bisection.
 """
 
 import functools
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,44 +35,23 @@ from sksparsemax.transforms import entmax_bisect, entmax_jvp
 ALPHAS = [1.01, 1.1, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0]
 TOL = {np.float64: 1e-9, np.float32: 1e-5}
 K = 8
-DPS = 50
 
 
 # ---------------------------------------------------------------------------
 # Reference (mpmath)
 # ---------------------------------------------------------------------------
-def _ref_row(z, alpha):
-    """alpha-entmax of the finite entries of ``z`` (floats taken exactly), as mpf."""
-    with mp.workdps(DPS):
-        a = mp.mpf(float(alpha)) - 1
-        e = 1 / a
-        zs = [mp.mpf(float(x)) for x in z]
-        fin = [x for x in zs if x != -mp.inf]
+def _load_reference():
+    """The 50-digit reference of ``benchmarks/bench_entmax_accuracy.py`` (one copy)."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_entmax_accuracy.py"
+    spec = importlib.util.spec_from_file_location("bench_entmax_accuracy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-        def H(t):
-            return mp.fsum((a * (x - t)) ** e for x in fin if x > t)
 
-        zr = max(fin)
-        for t in sorted(set(fin), reverse=True):
-            if H(t) >= 1:
-                break
-            zr = t
-        m = sum(1 for x in fin if x == zr)
-        ds = [a * (x - zr) for x in fin if x > zr]
-        # bisection on log u in [-1e5, 0]: u to ~50 significant digits
-        lo, hi = mp.mpf(-1e5), mp.mpf(0)
-        for _ in range(3 * DPS + 40):
-            mid = (lo + hi) / 2
-            um = mp.exp(mid)
-            if m * um + mp.fsum((um**a + d) ** e for d in ds) > 1:
-                hi = mid
-            else:
-                lo = mid
-        u = mp.exp((lo + hi) / 2)
-        return [
-            (u**a + a * (x - zr)) ** e if x > zr else (u if x == zr else mp.mpf(0))
-            for x in zs
-        ]
+_BENCH = _load_reference()
+_ref_row = _BENCH.ref_row
+DPS = _BENCH.DPS
 
 
 def _rows(dtype):
