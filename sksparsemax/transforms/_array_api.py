@@ -12,9 +12,10 @@ device:
 * sparsemax and top-k from a descending sort and a cumulative sum (the
   closed forms of Martins & Astudillo, 2016, and Sun et al., 2021);
 * 1.5-entmax from the sort-based closed form (the NumPy path's algorithm);
-* alpha-entmax by the same safeguarded Newton/bisection search on the
-  threshold as the NumPy path, vectorised over every slice (in float64
-  where the library has it);
+* alpha-entmax by the NumPy path's algorithms, vectorised over every slice
+  (in float64 where the library has it): the safeguarded Newton/bisection
+  search on the threshold for alpha <= 2, the smallest-support-entry form
+  for alpha > 2;
 * the Jacobian-vector products from their closed forms.
 
 The policies are those of the NumPy path: float32 and float64 are kept, other
@@ -389,14 +390,83 @@ def _entmax_threshold(xp, X, alpha, tol, max_iter):
     return t
 
 
+def _pick(xp, Y, index):
+    """``Y[..., index]`` per slice (``index`` with keepdims): a one-hot sum,
+    as ``take_along_axis`` is not in the 2023.12 standard."""
+    cols = xp.arange(Y.shape[-1], dtype=index.dtype, device=_compat().device(Y))
+    return xp.sum(xp.where(cols == index, Y, _zero(xp, Y)), axis=-1, keepdims=True)
+
+
+def _power_where(xp, D, pos, e):
+    """``D ** e`` where ``pos``, 0 elsewhere (no NaN from a negative base)."""
+    one = xp.ones((), dtype=D.dtype, device=_compat().device(D))
+    return xp.where(pos, xp.where(pos, D, one) ** e, _zero(xp, D))
+
+
+def _entmax_gap(xp, X, alpha, tol, max_iter):
+    """alpha-entmax (alpha > 2) of the slices ``X = z - max z`` (float64 where
+    the library has it), unnormalised: the NumPy path's ``_entmax_gap``.
+
+    The threshold form loses the support entries whose ``p_j^(alpha-1)`` is
+    below the resolution of ``tau``; with ``a = alpha - 1`` and ``z_r`` the
+    smallest support value, ``p_j^a = u^a + a (z_j - z_r)`` has no
+    cancellation. The support comes from a binary search over the sorted
+    candidates ``a (max z - z_j) < 1`` (``z_j`` is in it iff ``sum_i [a (z_i -
+    z_j)]_+^(1/a) < 1``), ``u = p_r`` from monotone Newton steps on ``log u``.
+    Every slice runs each step; a finished one stays frozen.
+    """
+    a = alpha - 1.0
+    e = 1.0 / a
+    cand = -a * X < 1.0
+    index = _info(xp, X)[1]
+    ncand = xp.sum(xp.astype(cand, index), axis=-1, keepdims=True)
+    C = int(xp.max(ncand))
+    ninf = xp.full((), -float("inf"), dtype=X.dtype, device=_compat().device(X))
+    Y = xp.sort(xp.where(cand, X, ninf), axis=-1, descending=True)[..., :C]
+    lo = xp.ones_like(ncand)  # the maximum is always in the support
+    hi = ncand + 1
+    while bool(xp.any(hi - lo > 1)):
+        act = hi - lo > 1
+        mid = xp.where(act, (lo + hi) // 2, lo)
+        D = a * (Y - _pick(xp, Y, mid - 1))
+        ok = xp.sum(_power_where(xp, D, D > 0, e), axis=-1, keepdims=True) < 1.0
+        lo = xp.where(act & ok, mid, lo)
+        hi = xp.where(act & ~ok, mid, hi)
+    zr = _pick(xp, Y, lo - 1)
+    D = a * (Y - zr)
+    pos = D > 0
+    m = xp.sum(xp.astype(D == 0, X.dtype), axis=-1, keepdims=True)
+    s = xp.log((1.0 - xp.sum(_power_where(xp, D, pos, e), axis=-1, keepdims=True)) / m)
+    done = xp.zeros(s.shape, dtype=xp.bool, device=_compat().device(s))
+    for _ in range(max_iter):
+        ua, us = xp.exp(a * s), xp.exp(s)
+        Wd = D + ua
+        Pw = _power_where(xp, Wd, pos, e)
+        g = m * us + xp.sum(Pw, axis=-1, keepdims=True)
+        R = xp.sum(xp.where(pos, Pw / xp.where(pos, Wd, ua + 1), _zero(xp, Pw)), axis=-1,
+                   keepdims=True)
+        step = (g - 1.0) / (m * us + ua * R)
+        s = xp.where(done, s, s - step)
+        done = done | (xp.abs(g - 1.0) <= tol) | (us * xp.abs(step) <= tol)
+        if bool(xp.all(done)):
+            break
+    G = a * (X - zr)
+    P = _power_where(xp, G + xp.exp(a * s), G > 0, e)
+    return xp.where(G == 0, xp.exp(s), P)
+
+
 def entmax_bisect(z, alpha, axis=-1, *, tol, max_iter):
     """Parameters already validated (alpha > 1 float, tol > 0, max_iter >= 1)."""
     xp, Z, axis = _prepare(z, axis)
     zmax = _checked_max(xp, Z, "z")
     wide = _info(xp, Z)[0]
-    X = (alpha - 1.0) * (xp.astype(Z, wide) - xp.astype(zmax, wide))
-    tau = _entmax_threshold(xp, X, float(alpha), float(tol), int(max_iter))
-    X = xp.clip(X - tau, min=0.0) ** (1.0 / (alpha - 1.0))
+    X = xp.astype(Z, wide) - xp.astype(zmax, wide)
+    if alpha > 2.0:  # the threshold form loses small entries: see _entmax_gap
+        X = _entmax_gap(xp, X, float(alpha), float(tol), int(max_iter))
+    else:
+        X = (alpha - 1.0) * X
+        tau = _entmax_threshold(xp, X, float(alpha), float(tol), int(max_iter))
+        X = xp.clip(X - tau, min=0.0) ** (1.0 / (alpha - 1.0))
     X = X / xp.sum(X, axis=-1, keepdims=True)
     return _restore(xp, xp.astype(X, Z.dtype), axis)
 
