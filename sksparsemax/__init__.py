@@ -9,8 +9,10 @@ do. This package offers
 - :mod:`sksparsemax.losses`: their convex losses with gradients;
 - the scikit-learn estimators :class:`FenchelYoungClassifier` (any loss,
   including one you write), :class:`SparsemaxClassifier`,
-  :class:`SparseSoftmaxClassifier`, :class:`EntmaxClassifier` and
-  :class:`SparsemaxMultiLabel` (defined in :mod:`sksparsemax.linear_model`);
+  :class:`SparseSoftmaxClassifier`, :class:`EntmaxClassifier`,
+  :class:`SparsemaxMultiLabel` (label proportions) and
+  :class:`MarginalMultiLabel` (per-label marginals), defined in
+  :mod:`sksparsemax.linear_model`;
 - :mod:`sksparsemax.datasets` and :mod:`sksparsemax.continuous` (continuous
   entmax densities and attention).
 
@@ -25,6 +27,7 @@ __version__ = "0.1.0.dev0"
 _ESTIMATORS = (
     "EntmaxClassifier",
     "FenchelYoungClassifier",
+    "MarginalMultiLabel",
     "SparseSoftmaxClassifier",
     "SparsemaxClassifier",
     "SparsemaxMultiLabel",

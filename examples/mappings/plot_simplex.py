@@ -1,7 +1,7 @@
 """
-=========================================================
-Softmax, sparsemax, entmax and top-k on the 2-simplex
-=========================================================
+=============================================================
+Softmax, sparsemax, entmax, normmax and more on the 2-simplex
+=============================================================
 
 Three classes, three scores :math:`z = (z_1, z_2, z_3)`. Every mapping of
 :mod:`sksparsemax.transforms` turns them into a point of the probability
@@ -20,11 +20,21 @@ over the *score plane* :math:`(z_1, z_2)`.
 * :func:`~sksparsemax.transforms.sparse_softmax` with ``k=2`` keeps the two
   largest scores and renormalises their softmax: at most two classes are
   ever positive, and the probabilities jump where the ranking changes.
+* :func:`~sksparsemax.transforms.normmax` (the simplex argmax regularised by
+  the :math:`\\alpha`-norm) is sparse too; its output flattens towards the
+  uniform distribution on its support as :math:`\\alpha` grows (here
+  :math:`\\alpha = 2` and :math:`\\alpha = 5`).
+* :func:`~sksparsemax.transforms.budget_sparsemax` projects onto the
+  *capped* simplex :math:`\\{0 \\le p_i \\le 1, \\sum_i p_i = b\\}`: its
+  output sums to the budget :math:`b`, not to one. We draw
+  :math:`p / b`, which lies on the simplex, for :math:`b = 1.5` and
+  :math:`b = 2`; every entry of :math:`p / b` is then at most
+  :math:`1 / b`, so no point reaches a vertex.
 """
 
 # %%
-# The four mappings over the score plane
-# --------------------------------------
+# The mappings over the score plane
+# ---------------------------------
 # Each panel shows the probability of class 1 as a function of
 # :math:`(z_1, z_2)` with :math:`z_3 = 0`. White contour lines are drawn at
 # 0.25, 0.5 and 0.75; the hatched area is where :math:`p_1` is *exactly* 0.
@@ -32,30 +42,51 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-from sksparsemax.transforms import entmax15, softmax, sparse_softmax, sparsemax
+from sksparsemax.transforms import (
+    budget_sparsemax,
+    entmax15,
+    normmax,
+    softmax,
+    sparse_softmax,
+    sparsemax,
+)
 
-grid = np.linspace(-3, 3, 301)
+grid = np.linspace(-3, 3, 241)
 Z1, Z2 = np.meshgrid(grid, grid)
-scores = np.stack([Z1, Z2, np.zeros_like(Z1)], axis=-1)  # (301, 301, 3)
+scores = np.stack([Z1, Z2, np.zeros_like(Z1)], axis=-1)  # (241, 241, 3)
 
 mappings = {
     "softmax": softmax,
     "1.5-entmax": entmax15,
     "sparsemax": sparsemax,
     "top-2 sparse-softmax": lambda z: sparse_softmax(z, k=2),
+    "2-normmax": lambda z: normmax(z, alpha=2.0),
+    "5-normmax": lambda z: normmax(z, alpha=5.0),
+    "budget sparsemax / 1.5": lambda z: budget_sparsemax(z, budget=1.5) / 1.5,
+    "budget sparsemax / 2": lambda z: budget_sparsemax(z, budget=2.0) / 2.0,
 }
 probas = {name: f(scores) for name, f in mappings.items()}
 
-fig, axes = plt.subplots(1, 4, figsize=(14, 3.6), sharey=True, layout="constrained")
-for ax, (name, P) in zip(axes, probas.items()):
+
+def panel_grid():
+    """A 2 x 4 grid of panels, one per mapping."""
+    fig, axes = plt.subplots(2, 4, figsize=(14, 7.4), sharex=True, sharey=True,
+                             layout="constrained")
+    for ax in axes[1]:
+        ax.set_xlabel("$z_1$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("$z_2$  ($z_3 = 0$)")
+    return fig, axes
+
+
+fig, axes = panel_grid()
+for ax, (name, P) in zip(axes.flat, probas.items()):
     im = ax.pcolormesh(Z1, Z2, P[..., 0], vmin=0, vmax=1, cmap="viridis", shading="auto")
     ax.contour(Z1, Z2, P[..., 0], levels=[0.25, 0.5, 0.75], colors="w", linewidths=0.7)
     ax.contourf(Z1, Z2, P[..., 0] == 0, levels=[0.5, 1.5], colors="none", hatches=["///"])
     ax.set_title(name)
-    ax.set_xlabel("$z_1$")
     ax.set_aspect("equal")
-axes[0].set_ylabel("$z_2$  ($z_3 = 0$)")
-fig.colorbar(im, ax=axes, label="$p_1$", shrink=0.9)
+fig.colorbar(im, ax=axes, label="$p_1$", shrink=0.8)
 plt.show()
 
 # %%
@@ -67,26 +98,25 @@ plt.show()
 # classes: near a vertex of the simplex only one class survives, along the
 # "roads" between two of them two classes survive, and only around the
 # origin (all three scores within 1 of each other) are all three positive.
-# Entmax has the same seven regions, thinner; top-2 never has a support of
-# three.
+# Entmax and normmax have the same seven regions, of other shapes; top-2
+# never has a support of three. Budget sparsemax with :math:`b > 1` can
+# never have a support of one class: each entry is capped at 1, so at
+# least :math:`\lceil b \rceil` classes share the budget.
 supports = ["{1}", "{2}", "{3}", "{1,2}", "{1,3}", "{2,3}", "{1,2,3}"]
-codes = {(1, 0, 0): 0, (0, 1, 0): 1, (0, 0, 1): 2, (1, 1, 0): 3, (1, 0, 1): 4, (0, 1, 1): 5, (1, 1, 1): 6}
+# the support {i : p_i > 0} as a 3-bit number (class 1 the highest bit) -> colour index
+code_of_bits = np.array([-1, 2, 1, 5, 0, 4, 3, 6])
 colors = ListedColormap(
     ["#1b9e77", "#d95f02", "#7570b3", "#66c2a5", "#a6d854", "#fc8d62", "#e7e7e7"]
 )
 
-fig, axes = plt.subplots(1, 4, figsize=(14, 3.6), sharey=True, layout="constrained")
-for ax, (name, P) in zip(axes, probas.items()):
-    positive = (P > 0).astype(int)
-    region = np.vectorize(lambda a, b, c: codes[(a, b, c)])(
-        positive[..., 0], positive[..., 1], positive[..., 2]
-    )
+fig, axes = panel_grid()
+for ax, (name, P) in zip(axes.flat, probas.items()):
+    bits = (P > 0).astype(int) @ np.array([4, 2, 1])
+    region = code_of_bits[bits]
     im = ax.pcolormesh(Z1, Z2, region, cmap=colors, vmin=-0.5, vmax=6.5, shading="auto")
     ax.set_title(name)
-    ax.set_xlabel("$z_1$")
     ax.set_aspect("equal")
-axes[0].set_ylabel("$z_2$  ($z_3 = 0$)")
-cbar = fig.colorbar(im, ax=axes, ticks=range(7), shrink=0.9)
+cbar = fig.colorbar(im, ax=axes, ticks=range(7), shrink=0.8)
 cbar.ax.set_yticklabels(supports)
 cbar.set_label("support")
 plt.show()
@@ -97,13 +127,16 @@ plt.show()
 # The same random score vectors, mapped by each function and drawn in
 # barycentric coordinates. Softmax fills the interior; sparsemax piles many
 # points onto the edges (one class at zero) and the vertices (a one-hot
-# output); entmax does so less; top-2 puts *every* point on an edge.
+# output); entmax does so less; top-2 puts *every* point on an edge. The
+# budget panels (:math:`p / b`) stay inside the region where no entry exceeds
+# :math:`1 / b`: a hexagon for :math:`b = 1.5`, the inner triangle for
+# :math:`b = 2`.
 rng = np.random.default_rng(0)
 random_scores = rng.normal(scale=1.2, size=(1500, 3))
 corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
 
-fig, axes = plt.subplots(1, 4, figsize=(14, 3.6), layout="constrained")
-for ax, (name, f) in zip(axes, mappings.items()):
+fig, axes = plt.subplots(2, 4, figsize=(14, 7.4), layout="constrained")
+for ax, (name, f) in zip(axes.flat, mappings.items()):
     P = f(random_scores)
     xy = P @ corners
     n_sparse = np.mean((P == 0).any(axis=1))

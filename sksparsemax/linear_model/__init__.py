@@ -14,6 +14,8 @@ but probabilities with exact zeros.
 :class:`EntmaxClassifier`          alpha-entmax loss (Peters et al., 2019)
 :class:`SparsemaxMultiLabel`       multi-label classification and label
                                    proportions (any loss)
+:class:`MarginalMultiLabel`        multi-label classification with per-label
+                                   marginal probabilities (any loss)
 =================================  ==========================================
 """
 
@@ -23,11 +25,13 @@ from ._classifiers import (
     SparsemaxClassifier,
     SparseSoftmaxClassifier,
 )
+from ._marginal import MarginalMultiLabel
 from ._multilabel import SparsemaxMultiLabel
 
 __all__ = [
     "EntmaxClassifier",
     "FenchelYoungClassifier",
+    "MarginalMultiLabel",
     "SparseSoftmaxClassifier",
     "SparsemaxClassifier",
     "SparsemaxMultiLabel",

@@ -227,7 +227,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             else float(np.sum(sample_weight, dtype=np.float64))
         )
 
-        target = check_target(target, X.shape[0], n_classes)
+        target = self._check_target(target, X.shape[0], n_classes)
         loss = self._make_loss(n_classes)
         linear_loss = LinearModelLoss(loss, self.fit_intercept)
         X = linear_loss.prepare_data(X, n_classes)
@@ -251,6 +251,10 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             self.intercept_ = intercept.astype(X.dtype)
         self.n_iter_ = n_iter
         return self
+
+    def _check_target(self, target, n_samples, n_classes):
+        """The validated target of the loss (distributions over the classes)."""
+        return check_target(target, n_samples, n_classes)
 
     def _initial_coef(self, linear_loss, classes, n_features, target,
                       sample_weight, sw_sum):
@@ -283,11 +287,14 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             b0 = linear_loss.base_loss._scores_for(
                 _mean_target(target, sample_weight, sw_sum)
             )
-            # Every loss is invariant to adding a constant to all scores, and
-            # L-BFGS never changes sum(b) (its gradient sums to 0): centre b0
-            # so that the intercepts sum to 0, as from b = 0 (and as in
-            # LogisticRegression).
-            w0[-n_classes:] = b0 - b0.mean()
+            # A simplex loss is invariant to adding a constant to all scores,
+            # and L-BFGS never changes sum(b) (its gradient sums to 0): centre
+            # b0 so that the intercepts sum to 0, as from b = 0 (and as in
+            # LogisticRegression). A per-label loss compares each score with
+            # 0: its b0 stays as it is.
+            if getattr(linear_loss.base_loss, "shift_invariant", True):
+                b0 = b0 - b0.mean()
+            w0[-n_classes:] = b0
         return w0
 
     # -- predict -------------------------------------------------------------
@@ -356,7 +363,12 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         # The loss is rebuilt from the parameters rather than kept as a fitted
         # attribute: a persisted model then holds arrays and the estimator
         # only (skops trusts nothing else).
-        return self._make_loss(Z.shape[1]).predict_proba(Z)
+        loss = self._make_loss(Z.shape[1])
+        P = loss.predict_proba(Z)
+        # A distribution whatever the loss's rows sum to (budget sparsemax:
+        # its budget).
+        total = getattr(loss, "row_sum", 1.0)
+        return P if total == 1.0 else P / total
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`; ``-inf`` where it is exactly 0.

@@ -48,9 +48,11 @@ class FenchelYoungClassifier(_BaseMultiClass):
     Parameters
     ----------
     loss : str or FenchelYoungLoss, default="sparsemax"
-        The loss: one of ``"sparsemax"``, ``"softmax"``, ``"entmax"``
-        (alpha = 1.5) and ``"sparse_softmax"`` (k = 5), or a loss instance
-        (for other parameters, or a loss of your own). ``solver="newton-cg"``
+        The loss: a name of :func:`~sksparsemax.losses.loss_names`
+        (``"sparsemax"``, ``"softmax"``, ``"entmax"`` with alpha = 1.5,
+        ``"sparse_softmax"`` with k = 5, ``"normmax"`` with alpha = 2,
+        ``"budget_sparsemax"`` with budget = 2), or a loss instance (for
+        other parameters, or a loss of your own). ``solver="newton-cg"``
         needs its ``jacobian_product``.
 
     %(parameters)s

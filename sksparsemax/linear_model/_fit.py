@@ -189,8 +189,14 @@ def _stall(policy, settings):
 
 
 def _softmax_warmup(linear_loss, w0, args, settings, policy, precondition):
-    """A few L-BFGS iterations on the softmax loss from ``w0``: ``(w, n_iter)``."""
-    warmup = LinearModelLoss(get_loss("softmax"), linear_loss.fit_intercept)
+    """A few L-BFGS iterations on the softmax loss from ``w0``: ``(w, n_iter)``.
+
+    A loss whose targets are not distributions over the classes (the
+    per-label losses) names its own smooth counterpart (``_warmup_loss``).
+    """
+    surrogate = getattr(linear_loss.base_loss, "_warmup_loss", None)
+    smooth = get_loss("softmax") if surrogate is None else surrogate()
+    warmup = LinearModelLoss(smooth, linear_loss.fit_intercept)
     w, _, n_iter = minimize_lbfgs(
         warmup.loss_gradient, w0, args=args, max_iter=policy.warmup_iter,
         tol=settings.tol, verbose=settings.verbose,

@@ -470,6 +470,9 @@ class LinearModelLoss:
         P = G.copy()
         if not self._in_place:
             target = resolve_target(target, G.shape[0], G.shape[1], True)
+        map_target = getattr(self.base_loss, "_map_target", None)
+        if map_target is not None:  # the target the loss compared with
+            target = map_target(target)
         if target.is_indices:
             P[np.arange(G.shape[0]), target.indices] += 1
         else:

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import column_or_1d, validate_data
 
-from ..losses import FenchelYoungLoss, get_loss
+from ..losses import FenchelYoungLoss, get_loss, loss_names
 from ..losses._targets import SUM_TOL, SUM_TOL_FLOAT32
 from ._base import _ACCEPT_SPARSE, _DTYPES, _BaseSparseLinearClassifier, forward
 
@@ -96,7 +96,37 @@ def label_proportions(Y):
     return Q, labelled
 
 
-class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
+class _MultiLabelMixin:
+    """What the multi-label estimators share: a 2-D ``Y`` (a DataFrame's
+    column names become ``classes_``) and scikit-learn's multi-label tags."""
+
+    def _validate_fit_data(self, X, y):
+        # A DataFrame Y names its labels: keep the names for classes_ (the
+        # validated Y is a bare array).
+        columns = getattr(y, "columns", None)
+        self._label_names = None if columns is None else np.asarray(columns, dtype=object)
+        return validate_data(
+            self,
+            X,
+            y,
+            accept_sparse=_ACCEPT_SPARSE,
+            dtype=_DTYPES,
+            multi_output=True,
+        )
+
+    def _label_classes(self, n_labels):
+        """``classes_`` of a 2-D ``Y``: its column names, or 0..n_labels-1."""
+        names = self._label_names
+        return np.arange(n_labels) if names is None else names
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags
+
+
+class SparsemaxMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
     r"""Multi-label classifier and label-proportion estimator (sparsemax).
 
     The multi-label model of Martins & Astudillo (2016): one linear score per
@@ -147,17 +177,20 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     C : float, default=1.0
         Inverse of the L2 regularisation strength, as in
         :class:`~sklearn.linear_model.LogisticRegression`. Must be positive.
-    loss : {"sparsemax", "softmax"} or FenchelYoungLoss, default="sparsemax"
-        The loss: sparsemax, the softmax baseline of the paper, or any loss
-        instance (e.g. ``EntmaxLoss(alpha=1.5)``, or one of your own). For
-        an instance other than the sparsemax and softmax losses, a label is
-        predicted where its proportion ``predict_proba(scale * z)`` exceeds
-        ``threshold`` (0 when None: the support), and the top-scoring label
-        always; the margins are those proportions minus the threshold.
+    loss : str or FenchelYoungLoss, default="sparsemax"
+        The loss: ``"sparsemax"``, ``"softmax"`` (the paper's baseline), any
+        other name of :func:`~sksparsemax.losses.loss_names` (``"entmax"``,
+        ``"sparse_softmax"``, ...) with its default parameters, or any loss
+        instance (e.g. ``EntmaxLoss(alpha=1.5)``, or one of your own). For a
+        loss other than sparsemax and softmax, a label is predicted where
+        its proportion ``predict_proba(scale * z)`` exceeds ``threshold`` (0
+        when None: the support), and the top-scoring label always; the
+        margins are those proportions minus the threshold.
     scale : float, default=1.0
         The multiplier :math:`t` of the scores in the sparsemax prediction
         rule (the paper tunes :math:`t \in \{1, 1.5, \dots, 5\}`): larger
-        values predict fewer labels. Used only with ``loss="sparsemax"``.
+        values predict fewer labels. Used by every loss but ``"softmax"``
+        (whose rule is the threshold on ``softmax(z)``).
     threshold : float, default=None
         The proportion threshold :math:`p_0` of the prediction rule: a label
         is predicted where its estimated proportion exceeds :math:`p_0`
@@ -210,13 +243,15 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
     sklearn.multiclass.OneVsRestClassifier : One logistic regression per label.
     sklearn.linear_model.LogisticRegression : Softmax over classes.
     SparsemaxClassifier : The multi-class sparsemax classifier.
+    MarginalMultiLabel : Per-label marginal probabilities.
 
     Notes
     -----
     ``predict_proba`` returns proportions: each row sums to one over the
     labels (with exact zeros for ``loss="sparsemax"``). They are not the
     per-label marginal probabilities that scikit-learn's one-vs-rest
-    multi-label classifiers return. ``decision_function`` returns signed
+    multi-label classifiers return (:class:`MarginalMultiLabel` gives
+    those, with exact 0s and 1s). ``decision_function`` returns signed
     margins, positive exactly for the predicted labels (see
     :meth:`decision_function`); the raw scores are
     ``X @ coef_.T + intercept_``. The paper standardises the features (use a
@@ -254,7 +289,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
 
     _parameter_constraints: dict = {
         **_BaseSparseLinearClassifier._parameter_constraints,
-        "loss": [StrOptions({"sparsemax", "softmax"}), FenchelYoungLoss],
+        "loss": [StrOptions(set(loss_names())), FenchelYoungLoss],
         "scale": [Interval(Real, 0, None, closed="neither")],
         "threshold": [Interval(Real, 0, 1, closed="left"), None],
     }
@@ -266,20 +301,6 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
         self.loss = loss
         self.scale = scale
         self.threshold = threshold
-
-    def _validate_fit_data(self, X, y):
-        # A DataFrame Y names its labels: keep the names for classes_ (the
-        # validated Y is a bare array).
-        columns = getattr(y, "columns", None)
-        self._label_names = None if columns is None else np.asarray(columns, dtype=object)
-        return validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=_ACCEPT_SPARSE,
-            dtype=_DTYPES,
-            multi_output=True,
-        )
 
     def _encode_target(self, y):
         if y.ndim == 2 and y.shape[1] > 1:
@@ -299,12 +320,7 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
                     stacklevel=4,
                 )
             self._multilabel = True
-            names = self._label_names
-            return (
-                np.arange(Q.shape[1]) if names is None else names,
-                Q,
-                labelled if n_unlabelled else None,
-            )
+            return self._label_classes(Q.shape[1]), Q, labelled if n_unlabelled else None
         # A single column (or a 1-D y): class labels, one per sample.
         if sp.issparse(y):
             y = y.toarray()
@@ -328,6 +344,8 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
                 return np.log(loss.predict_proba(Z)) - np.log(threshold)
         Zs = self.scale * Z
         P = loss.predict_proba(Zs)
+        if loss.row_sum != 1.0:  # proportions, as predict_proba returns them
+            P /= loss.row_sum
         if name == "sparsemax":
             # sparsemax(z) = max(z - tau, 0): tau = z_top - p_top, as the
             # top-scoring label is always in the support.
@@ -405,9 +423,3 @@ class SparsemaxMultiLabel(_BaseSparseLinearClassifier):
             ``loss="softmax"``; every row sums to one.
         """
         return super().predict_proba(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_label = True
-        return tags

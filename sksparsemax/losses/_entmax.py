@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from .._checks import check_alpha
+from .._checks import check_alpha, check_alpha_values
 from ..transforms import entmax15, entmax_bisect, entmax_jvp
-from ..transforms._validation import as_float_array, to_rows
+from ..transforms._validation import as_float_array, per_slice, to_rows
 from ._fenchel_young import FenchelYoungLoss
 from ._scores import masked_rowdot
 from ._softmax import SoftmaxLoss
@@ -21,6 +21,8 @@ def tsallis_rows(P, alpha):
     Zero entries contribute 0.
     """
     logP = np.log(P, where=P > 0, out=np.zeros_like(P))
+    if np.ndim(alpha):
+        return _tsallis_per_row(P, logP, alpha)
     if alpha == 1.0:
         # 0.0 - x rather than -x: a one-hot row gives +0.0, not -0.0.
         return np.subtract(0.0, np.einsum("ij,ij->i", P, logP), dtype=P.dtype)
@@ -29,6 +31,17 @@ def tsallis_rows(P, alpha):
     return np.subtract(
         0.0, np.einsum("ij,ij->i", P, logP) / (alpha * (alpha - 1.0)), dtype=P.dtype
     )
+
+
+def _tsallis_per_row(P, logP, alpha):
+    """:func:`tsallis_rows` with one alpha per row (``alpha`` of shape (n,)):
+    the same formula, row by row, its Shannon limit where ``alpha - 1`` is 0."""
+    a1 = alpha - 1.0
+    shannon = a1 == 0.0
+    E = np.expm1(a1[:, None] * logP)
+    E[shannon] = logP[shannon]
+    den = np.where(shannon, 1.0, alpha * np.where(shannon, 1.0, a1))
+    return np.subtract(0.0, np.einsum("ij,ij->i", P, E) / den, dtype=P.dtype)
 
 
 def tsallis_entropy(p, alpha, axis=-1):
@@ -145,15 +158,21 @@ class EntmaxLoss(FenchelYoungLoss):
     See :class:`FenchelYoungLoss` for the methods, the target forms, the ``-inf``
     policy and the validation fast path.
 
+    With an array ``alpha`` (one value per sample), row ``i`` of the scores
+    gets the loss at ``alpha[i]`` (the mapping and the entropy of that
+    alpha, through :func:`~sksparsemax.transforms.entmax_bisect`); the
+    scores must then have one row per value.
+
     Parameters
     ----------
-    alpha : float, default=1.5
-        Entmax parameter, ``alpha >= 1``.
+    alpha : float or array_like, default=1.5
+        Entmax parameter, ``alpha >= 1``, or one per sample: an array of
+        shape (n_samples,) or (n_samples, 1).
 
     Attributes
     ----------
-    alpha : float
-        Entmax parameter.
+    alpha : float or ndarray
+        Entmax parameter(s).
 
     See Also
     --------
@@ -181,7 +200,10 @@ class EntmaxLoss(FenchelYoungLoss):
     name = "entmax"
 
     def __init__(self, alpha=1.5):
-        self.alpha = check_alpha(alpha)
+        self.alpha = check_alpha_values(alpha)
+        if isinstance(self.alpha, np.ndarray):
+            self._case = _PerSampleTsallisLoss(self.alpha)
+            return
         exact = _EXACT_CASES.get(self.alpha)
         self._case = exact() if exact is not None else _TsallisLoss(self.alpha)
 
@@ -277,6 +299,41 @@ class _TsallisLoss(FenchelYoungLoss):
         return np.where(p > 0, p, 0.0) ** a1 / a1 - (p <= 0) / a1
 
 
+class _PerSampleTsallisLoss(FenchelYoungLoss):
+    """``EntmaxLoss(alpha)`` with one alpha per sample (row of the scores).
+
+    The mapping is :func:`~sksparsemax.transforms.entmax_bisect` with the
+    rows' alphas (each row exactly as a call at its own alpha), the
+    regulariser the rows' Tsallis entropies; the scores must have one row
+    per value of ``alpha``.
+    """
+
+    def __init__(self, alpha):
+        self.alpha = alpha
+
+    def _alphas(self, Z):
+        return per_slice(self.alpha, np.shape(Z), 1)
+
+    def _conjugate(self, Zs, need_value=True):
+        alphas = self._alphas(Zs)
+        P = entmax_bisect(Zs, alphas, axis=1)
+        phi = None
+        if need_value:
+            phi = masked_rowdot(P, Zs, P > 0) + tsallis_rows(P, alphas)
+        return phi, P
+
+    def omega(self, P):
+        return -tsallis_rows(np.asarray(P, dtype=np.float64), self._alphas(P))
+
+    def jacobian_product(self, P, V):
+        return entmax_jvp(P, V, self._alphas(P), axis=1)
+
+    def _target_term(self, target):
+        if target.is_indices:  # H_alpha(one-hot) = 0 for every alpha
+            return 0.0
+        return target.cached(("omega", self), lambda: self.omega(target.proba))
+
+
 #: The alphas whose loss is another shipped loss (exact closed forms and
 #: compiled kernels): Shannon (softmax) and Gini (sparsemax).
 _EXACT_CASES = {1.0: _ShannonLoss, 2.0: SparsemaxLoss}
@@ -304,8 +361,9 @@ def entmax_loss(Z, y, alpha=1.5):
     y : array_like or Target
         Class indices (n_samples,) or target distributions (n_samples,
         n_classes) (see :func:`check_target`).
-    alpha : float, default=1.5
-        Entmax parameter, ``alpha >= 1``.
+    alpha : float or array_like, default=1.5
+        Entmax parameter, ``alpha >= 1``, or one per sample (shape
+        (n_samples,) or (n_samples, 1)).
 
     Returns
     -------

@@ -60,17 +60,13 @@ class FenchelYoungLoss:
 
     The shipped losses also override private hooks with closed forms
     (``_conjugate``: :math:`(\Omega^*, \hat p)` in one pass, in place
-    variants, and ``_row_kernel``: a compiled row kernel, see
-    ``sksparsemax/losses/_numba_engine.py``), which give the same values
-    faster.
+    variants; ``_row_kernel``: a compiled row kernel, see
+    ``losses/_numba_engine.py``): the same values, faster.
 
-    Validation and the fast path: each method validates ``target`` with
-    :func:`check_target` unless it already is a :class:`Target` (returned by
-    :func:`check_target`), which is used as is. Validate once before an
-    optimisation loop and pass the ``Target`` on every iteration. Passing
-    ``check=False`` with a raw target skips its validation altogether (the
-    caller guarantees it is valid; invalid targets then give wrong results
-    or an ``IndexError``).
+    Validation: each method checks ``target`` with :func:`check_target`
+    unless it is a :class:`Target` (validate once before a solver loop);
+    ``check=False`` skips the check of a raw target (an invalid one then
+    gives wrong results or an ``IndexError``).
 
     Attributes
     ----------
@@ -114,6 +110,11 @@ class FenchelYoungLoss:
     """
 
     name = None
+
+    #: A constant added to a row of scores changes nothing (solvers may centre intercepts).
+    shift_invariant = True
+    #: The sum of every row of the mapping (classifiers divide ``predict_proba`` by it).
+    row_sum = 1.0
 
     #: The shipped losses by name (see :func:`get_loss`).
     _registry = {}
@@ -262,6 +263,15 @@ class FenchelYoungLoss:
         phi, P = self._conjugate(Zs, need_value=True)
         np.copyto(Zs, P)
         return phi
+
+    def _map_target(self, target, Z=None):
+        """The target the scores are compared with: ``target`` itself by default.
+
+        A loss whose regulariser lives off the simplex maps the checked
+        :class:`Target` into its set (budget: the capped simplex). ``Z``, the
+        checked scores, tells which classes are masked; None: none are.
+        """
+        return target
 
     def _target_term(self, target):
         r""":math:`\Omega(q)` of a target: a scalar or an array (n_samples,), cached.

@@ -16,7 +16,7 @@ def loss_names():
     --------
     >>> from sksparsemax.losses import loss_names
     >>> loss_names()
-    ['entmax', 'softmax', 'sparse_softmax', 'sparsemax']
+    ['budget_sparsemax', 'entmax', 'normmax', 'softmax', 'sparse_softmax', 'sparsemax']
     """
     return sorted(FenchelYoungLoss._registry)
 

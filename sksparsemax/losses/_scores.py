@@ -100,7 +100,7 @@ def evaluate(loss, Z, target, check, need_loss, need_grad, out=None):
     """
     Z = check_scores(Z)
     n, K = Z.shape
-    target = resolve_target(target, n, K, check)
+    target = loss._map_target(resolve_target(target, n, K, check), Z)
     if out is not None:
         check_out(out, Z)
         compiled = loss.compiled(K)

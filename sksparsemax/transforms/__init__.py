@@ -17,10 +17,14 @@ the JVPs masked entries count as 0. scipy.sparse inputs raise a
 :func:`sparse_softmax`         softmax over the k largest scores
 :func:`entmax15`               1.5-entmax, exact (sort-based)
 :func:`entmax_bisect`          alpha-entmax for any alpha >= 1
+:func:`normmax`                alpha-normmax (alpha-norm regulariser)
+:func:`budget_sparsemax`       projection onto the capped simplex (sum b)
 :func:`softmax_jvp`,           Jacobian-vector products, from the outputs
 :func:`sparsemax_jvp`,         (the Jacobians are symmetric: JVP = VJP)
 :func:`sparse_softmax_jvp`,
-:func:`entmax_jvp`
+:func:`entmax_jvp`,
+:func:`normmax_jvp`,
+:func:`budget_sparsemax_jvp`
 =============================  ============================================
 
 Backends
@@ -49,17 +53,23 @@ synchronisation per call, so these functions run eagerly (not under
 """
 
 from ._backend import backend, get_backend, set_backend
+from ._budget import budget_sparsemax, budget_sparsemax_jvp
 from ._entmax import entmax15, entmax_bisect, entmax_jvp
+from ._normmax import normmax, normmax_jvp
 from ._softmax import softmax, softmax_jvp
 from ._sparse_softmax import sparse_softmax, sparse_softmax_jvp
 from ._sparsemax import sparsemax, sparsemax_jvp, sparsemax_threshold
 
 __all__ = [
     "backend",
+    "budget_sparsemax",
+    "budget_sparsemax_jvp",
     "entmax15",
     "entmax_bisect",
     "entmax_jvp",
     "get_backend",
+    "normmax",
+    "normmax_jvp",
     "set_backend",
     "softmax",
     "softmax_jvp",

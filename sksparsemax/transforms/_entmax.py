@@ -4,8 +4,9 @@ import numbers
 
 import numpy as np
 
-from .._checks import check_alpha, check_k
+from .._checks import check_alpha_values, check_k
 from . import _array_api as _xp
+from . import _array_api_entmax as _xpe
 from . import _backend
 from ._softmax import softmax
 from ._validation import (
@@ -14,6 +15,7 @@ from ._validation import (
     compiled_rows,
     from_rows,
     pair_to_rows,
+    per_slice,
     to_rows,
 )
 
@@ -71,7 +73,7 @@ def entmax15(z, axis=-1):
     array([1., 0., 0.])
     """
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
-        return _xp.entmax15(z, axis)
+        return _xpe.entmax15(z, axis)
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
     kern = _backend.kernels()
@@ -98,11 +100,26 @@ def entmax15(z, axis=-1):
     return from_rows(P, shape, axis)
 
 
+def _row_power(D, E, where=True):
+    """``D ** E`` with one exponent per row (``E`` of shape (n, 1)), 0 where
+    ``where`` is False.
+
+    The exponents are expanded to the full shape: NumPy computes a power
+    with a scalar-like exponent by other means (e.g. ``x ** 2`` as ``x * x``)
+    than one with an array of exponents, so a broadcast exponent would make a
+    row's result depend on how many rows share the call. With a full array
+    every entry takes the same elementwise path, and a row's result is the
+    same in any batch (per-slice ``alpha`` equals one call per slice).
+    """
+    E = np.ascontiguousarray(np.broadcast_to(E, D.shape))
+    return np.power(D, E, where=where, out=np.zeros_like(D))
+
+
 def _entmax_threshold(X, alpha, tol, max_iter):
     """Solve ``sum_i [x_i - tau]_+^(1/(alpha-1)) = 1`` row by row.
 
-    ``X`` (n, K) float64 holds ``(alpha - 1) * (z - max z)`` (row maximum 0).
-    Safeguarded Newton: the root is bracketed by ``[-1, -K^(1-alpha)]``; each
+    ``X`` (n, K) float64 holds ``(alpha - 1) * (z - max z)`` (row maximum 0),
+    ``alpha`` (n,) the rows' alphas in ``(1, 2]``. Safeguarded Newton: the root is bracketed by ``[-1, -K^(1-alpha)]``; each
     step takes the Newton iterate if it falls strictly inside the current
     bracket and bisects otherwise. A row stops when ``|f(tau)| <= tol`` or
     when the bracket is narrower than ``tol`` (relative to ``max(1, |tau|)``).
@@ -111,7 +128,7 @@ def _entmax_threshold(X, alpha, tol, max_iter):
     n, K = X.shape
     e = 1.0 / (alpha - 1.0)
     lo = np.full(n, -1.0)
-    hi = np.full(n, -float(K) ** (1.0 - alpha))
+    hi = -np.power(float(K), 1.0 - alpha)
     tau_out = np.empty(n)
     t = lo.copy()
     rows = np.arange(n)
@@ -120,7 +137,7 @@ def _entmax_threshold(X, alpha, tol, max_iter):
         D = sub - t[:, None]
         pos = D > 0
         np.maximum(D, 0, out=D)
-        W = np.power(D, e - 1.0, where=pos, out=np.zeros_like(D))
+        W = _row_power(D, (e - 1.0)[:, None], pos)
         f = np.einsum("ij,ij->i", W, D) - 1.0
         fp = W.sum(axis=1) * e
         above = f > 0
@@ -130,7 +147,7 @@ def _entmax_threshold(X, alpha, tol, max_iter):
         if done.any():
             tau_out[rows[done]] = t[done]
             keep = ~done
-            rows, sub, t, f, fp, lo, hi = (a[keep] for a in (rows, sub, t, f, fp, lo, hi))
+            rows, sub, t, f, fp, lo, hi, e = (a[keep] for a in (rows, sub, t, f, fp, lo, hi, e))
             if rows.size == 0:
                 return tau_out
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -168,10 +185,11 @@ def _entmax_gap(Z, zmax, alpha, tol, max_iter):
     For ``a > 1``, ``dp_j/du = (u/p_j)^(a-1) <= 1``: an error in ``u`` is not
     amplified (for ``a < 1`` it would be, and the threshold form is used).
 
-    Returns the (unnormalised) float64 rows.
+    ``alpha`` (n,) holds the rows' alphas (> 2). Returns the (unnormalised)
+    float64 rows.
     """
     n, K = Z.shape
-    a = alpha - 1.0
+    a = (alpha - 1.0)[:, None]
     e = 1.0 / a
     Zf = Z.astype(np.float64)
     if n == 0 or K == 0:
@@ -184,13 +202,12 @@ def _entmax_gap(Z, zmax, alpha, tol, max_iter):
     Y = np.where(cand, Zf, -np.inf)
     Y = -np.sort(-Y, axis=1)[:, :C]  # candidates, decreasing; -inf pads
     rows = np.arange(n)
-    zero = np.zeros_like(Y)
 
     def _terms(t):
         # [a (y - t)]_+^(1/a) over the sorted candidates, and d = a (y - t)
         with np.errstate(over="ignore", invalid="ignore"):
             D = a * (Y - t[:, None])
-        return np.power(D, e, where=D > 0, out=zero.copy()), D
+        return _row_power(D, e, D > 0), D
 
     lo = np.ones(n, dtype=np.intp)  # H(max z) = 0: always in the support
     hi = ncand + 1
@@ -210,13 +227,13 @@ def _entmax_gap(Z, zmax, alpha, tol, max_iter):
     u = (1.0 - W.sum(axis=1)) / m
     s = np.log(u)
     act = np.arange(n)
-    Ds, poss, ms, sa = D, pos, m, s.copy()
+    Ds, poss, ms, sa, aa, ea = D, pos, m, s.copy(), a[:, 0], e
     with np.errstate(under="ignore"):
         for _ in range(max_iter):
-            ua = np.exp(a * sa)  # u^a (may underflow to 0: then negligible)
+            ua = np.exp(aa * sa)  # u^a (may underflow to 0: then negligible)
             us = np.exp(sa)
             Wd = Ds + ua[:, None]
-            Pw = np.power(Wd, e, where=poss, out=np.zeros_like(Ds))
+            Pw = _row_power(Wd, ea, poss)
             g = ms * us + Pw.sum(axis=1)
             R = np.divide(Pw, Wd, where=poss, out=np.zeros_like(Ds))
             step = (g - 1.0) / (ms * us + ua * R.sum(axis=1))
@@ -226,13 +243,14 @@ def _entmax_gap(Z, zmax, alpha, tol, max_iter):
             if not keep.any():
                 break
             act, Ds, poss, ms, sa = act[keep], Ds[keep], poss[keep], ms[keep], sa[keep]
+            aa, ea = aa[keep], ea[keep]
     u = np.exp(s)
     with np.errstate(under="ignore"):
-        ua = np.exp(a * s)
+        ua = np.exp(a[:, 0] * s)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         X = a * (Zf - zr[:, None])
         inside = X > 0
-        P = np.power(X + ua[:, None], e, where=inside, out=np.zeros_like(X))
+        P = _row_power(X + ua[:, None], e, inside)
     ties = X == 0
     P[ties] = np.broadcast_to(u[:, None], P.shape)[ties]
     return P
@@ -275,8 +293,14 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
     z : array_like
         Scores (float32 kept, integers become float64, ``-inf`` entries are
         masks).
-    alpha : float, default=1.5
-        Entmax parameter, ``alpha >= 1``.
+    alpha : float or array_like, default=1.5
+        Entmax parameter, ``alpha >= 1``: one for every slice, or one per
+        slice (as in the ``entmax`` package), an array of the batch shape
+        (the shape of ``z`` without ``axis``) or broadcastable to the shape
+        of ``z`` with ``axis`` of length 1 (e.g. ``(n, 1)`` for ``z`` of
+        shape ``(n, K)``). Each slice is computed exactly as a call at its
+        own alpha: on NumPy input the results are bitwise those of one call
+        per slice.
     axis : int, default=-1
         Axis along which the distributions lie.
     tol : float, optional
@@ -291,9 +315,12 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
 
     Raises
     ------
+    TypeError
+        If ``alpha`` is not a real number or an array of real numbers.
     ValueError
-        If ``alpha < 1``; if a slice contains NaN or ``+inf`` or is all
-        ``-inf``.
+        If a value of ``alpha`` is below 1 or not finite, or an array
+        ``alpha`` does not fit the shape of ``z``; if a slice contains NaN or
+        ``+inf`` or is all ``-inf``.
 
     See Also
     --------
@@ -315,10 +342,11 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
     array([0.9, 0.1, 0. ])
     >>> entmax_bisect([0.0, 0.0, 0.0], alpha=1.7)
     array([0.333..., 0.333..., 0.333...])
+    >>> entmax_bisect([[1.0, 0.2, -1.0], [1.0, 0.2, -1.0]], alpha=[[1.0], [2.0]])
+    array([[0.6310..., 0.2835..., 0.0854...],
+           [0.9      , 0.1      , 0.       ]])
     """
-    alpha = check_alpha(alpha)
-    if alpha == 1.0:
-        return softmax(z, axis=axis)
+    alpha = check_alpha_values(alpha)
     if tol is None:
         tol = 4 * np.finfo(np.float64).eps
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
@@ -327,31 +355,59 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
         raise ValueError(f"tol must be a finite positive number; got tol={tol!r}.")
     # An integer count: 2.7 (or True) would be silently truncated.
     max_iter = check_k(max_iter, name="max_iter")
+    if isinstance(alpha, float) and alpha == 1.0:
+        return softmax(z, axis=axis)
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
-        return _xp.entmax_bisect(z, alpha, axis, tol=tol, max_iter=max_iter)
+        return _xpe.entmax_bisect(z, alpha, axis, tol=tol, max_iter=max_iter)
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
+    if isinstance(alpha, float):
+        alphas = np.full(Z.shape[0], alpha)
+    else:
+        alphas = per_slice(alpha, shape, axis)
+    P = _entmax_rows(Z, shape, alphas, float(tol), int(max_iter))
+    return from_rows(P.astype(Z.dtype, copy=False), shape, axis)
+
+
+def _entmax_rows(Z, shape, alphas, tol, max_iter):
+    """alpha-entmax of the rows ``Z`` (n, K), row ``i`` at ``alphas[i] >= 1``.
+
+    Rows at alpha = 1 are softmax rows; the others go to the numba kernel
+    or, on the NumPy path, to the threshold form (alpha <= 2, where
+    ``1/(alpha-1) >= 1`` makes it well conditioned: ``|dp_j/dtau| <=
+    1/(alpha-1)``) or the smallest-support-entry form (alpha > 2, where the
+    threshold form loses the small entries). Every row is computed on its
+    own, so a row's result is the same whatever the other rows and alphas.
+    Returns float64 rows (or the kernel's dtype), normalised.
+    """
+    soft = alphas == 1.0
+    if soft.any():
+        checked_row_max(Z, shape)  # errors name the row of Z, not of a subset
+        P = np.empty(Z.shape)
+        P[soft] = softmax(Z[soft], axis=1)
+        rest = ~soft
+        if rest.any():
+            P[rest] = _entmax_rows(Z[rest], shape, alphas[rest], tol, max_iter)
+        return P
     kern = _backend.kernels()
     if kern is not None:
-        params = (alpha, float(tol), int(max_iter))
-        P = compiled_rows(kern.entmax_bisect_rows, Z, shape, *params)
-        return from_rows(P, shape, axis)
+        return compiled_rows(kern.entmax_bisect_rows, Z, shape, alphas, tol, max_iter)
     zmax = checked_row_max(Z, shape)
-    if alpha > 2.0:
-        # p_j = (x_j - tau)^(1/(alpha-1)) loses the small entries when
-        # 1/(alpha-1) < 1: parametrise by the smallest support entry instead.
-        X = _entmax_gap(Z, zmax, alpha, tol, int(max_iter))
-    else:
-        # 1/(alpha-1) >= 1: the threshold form is well conditioned
-        # (|dp_j/dtau| <= 1/(alpha-1)), the gap form is not.
+    P = np.empty(Z.shape)
+    gap = alphas > 2.0
+    if gap.any():
+        P[gap] = _entmax_gap(Z[gap], zmax[gap], alphas[gap], tol, max_iter)
+    if not gap.all():
+        thr = ~gap
         with np.errstate(over="ignore"):
-            X = (alpha - 1.0) * (Z.astype(np.float64) - zmax)
-        tau = _entmax_threshold(X, alpha, tol, int(max_iter))
+            X = (alphas[thr, None] - 1.0) * (Z[thr].astype(np.float64) - zmax[thr])
+        tau = _entmax_threshold(X, alphas[thr], tol, max_iter)
         X -= tau[:, None]
         np.maximum(X, 0, out=X)
-        np.power(X, 1.0 / (alpha - 1.0), out=X)
-    X /= X.sum(axis=1, keepdims=True)
-    return from_rows(X.astype(Z.dtype, copy=False), shape, axis)
+        X = _row_power(X, 1.0 / (alphas[thr, None] - 1.0))
+        P[thr] = X
+    P /= P.sum(axis=1, keepdims=True)
+    return P
 
 
 def entmax_jvp(p, v, alpha, axis=-1):
@@ -374,8 +430,9 @@ def entmax_jvp(p, v, alpha, axis=-1):
         Output of :func:`entmax15` or :func:`entmax_bisect` at this ``alpha``.
     v : array_like
         Tangent vectors, same shape as ``p``.
-    alpha : float
-        Entmax parameter, ``alpha >= 1``.
+    alpha : float or array_like
+        Entmax parameter, ``alpha >= 1``: one, or one per slice (the forms
+        :func:`entmax_bisect` takes).
     axis : int, default=-1
         Axis along which the distributions lie.
 
@@ -390,10 +447,12 @@ def entmax_jvp(p, v, alpha, axis=-1):
     >>> entmax_jvp([0.25, 0.75, 0.0], [1.0, 0.0, 3.0], alpha=1.5)
     array([ 0.3169..., -0.3169...,  0.    ])
     """
-    alpha = check_alpha(alpha)
+    alpha = check_alpha_values(alpha)
     if _xp.any_foreign(p, v):
-        return _xp.entmax_jvp(p, v, alpha, axis)
+        return _xpe.entmax_jvp(p, v, alpha, axis)
     P, V, shape, axis = pair_to_rows(p, v, axis)
+    if not isinstance(alpha, float):
+        alpha = per_slice(alpha, shape, axis)[:, None]
     JV = _entmax_jvp_rows(P, V, alpha)
     with np.errstate(over="ignore"):  # a float32 J v beyond its range is inf
         JV = JV.astype(P.dtype, copy=False)

@@ -316,98 +316,94 @@ def _gap_root(buf, c, a, e, tol, max_iter):
     return zr, math.exp(s), math.exp(a * s)
 
 
-@njit(**_JIT)
-def entmax_gap_rows(Z, alpha, tol, max_iter, out, zmax):
-    """alpha-entmax (alpha > 2) of every row, parametrised by its smallest support entry.
+@njit(**_JIT_INLINE)
+def _gap_row(Z, i, mf, alpha, tol, max_iter, buf, row):
+    """alpha-entmax (alpha > 2) of row ``i`` (maximum ``mf``) into ``row[0]``,
+    parametrised by its smallest support entry.
 
     As the NumPy path (:func:`._entmax._entmax_gap`): the candidates
     ``(alpha - 1)(max z - z) < 1`` (in float64) are sorted decreasingly,
     :func:`_gap_root` gives ``z_r`` and ``u``, and ``p_j = (u^a + a (z_j -
-    z_r))^(1/a)`` (``u`` for the ties of ``z_r``, 0 below). The output is
-    renormalised with the NumPy path's row sums. Returns the first invalid
-    row or -1.
+    z_r))^(1/a)`` (``u`` for the ties of ``z_r``, 0 below); unnormalised.
     """
-    n, K = Z.shape
+    K = Z.shape[1]
     a = alpha - 1.0
     e = 1.0 / a
-    buf = np.empty(K, dtype=np.float64)
-    row = np.empty((1, K), dtype=np.float64)
-    stack = np.empty((128, 3), dtype=np.intp)
-    vals = np.empty(128, dtype=np.float64)
-    for i in range(n):
-        mx, ok = _row_max(Z, i, zmax)
-        if not ok:
-            return i
-        mf = np.float64(mx)
-        c = 0
-        for j in range(K):
-            x = np.float64(Z[i, j])
-            buf[c] = x
-            c += a * (mf - x) < 1.0
-        # Sort the candidates decreasingly (in the kernel: see entmax15_rows).
-        if c <= _INSERTION_MAX:
-            for b in range(1, c):
-                x = buf[b]
-                q = b
-                while q > 0 and buf[q - 1] < x:
-                    buf[q] = buf[q - 1]
-                    q -= 1
-                buf[q] = x
+    c = 0
+    for j in range(K):
+        x = np.float64(Z[i, j])
+        buf[c] = x
+        c += a * (mf - x) < 1.0
+    # Sort the candidates decreasingly (in the kernel: see entmax15_rows).
+    if c <= _INSERTION_MAX:
+        for b in range(1, c):
+            x = buf[b]
+            q = b
+            while q > 0 and buf[q - 1] < x:
+                buf[q] = buf[q - 1]
+                q -= 1
+            buf[q] = x
+    else:
+        _sort_desc(buf, c)
+    zr, u, ua = _gap_root(buf, c, a, e, tol, max_iter)
+    for j in range(K):
+        d = a * (np.float64(Z[i, j]) - zr)
+        if d > 0:
+            row[0, j] = (d + ua) ** e
+        elif d == 0:
+            row[0, j] = u
         else:
-            _sort_desc(buf, c)
-        zr, u, ua = _gap_root(buf, c, a, e, tol, max_iter)
-        for j in range(K):
-            d = a * (np.float64(Z[i, j]) - zr)
-            if d > 0:
-                row[0, j] = (d + ua) ** e
-            elif d == 0:
-                row[0, j] = u
-            else:
-                row[0, j] = 0.0
-        s = _block_sum(row, 0, 0, K) if K <= 128 else _row_sum(row, 0, stack, vals)
-        for j in range(K):
-            out[i, j] = row[0, j] / s
-    return -1
+            row[0, j] = 0.0
 
 
-@njit(**_JIT)
-def entmax_bisect_rows(Z, alpha, tol, max_iter, out, zmax):
-    """alpha-entmax (alpha > 1) of every row by safeguarded Newton steps.
-
-    ``alpha > 2`` goes to :func:`entmax_gap_rows` (the NumPy path's split).
-
-    The same iteration as the NumPy path, per row (:func:`_entmax_root`),
-    on ``x = (alpha - 1)(z - max z)`` in float64, with the bracket
-    ``[-1, -K^(1-alpha)]``. Only the candidates ``x > -1`` enter the sums
-    (the others contribute 0 for every ``tau >= -1``). The output is
-    renormalised with the NumPy path's row sums. Returns the first invalid
-    row or -1.
-    """
-    if alpha > 2.0:
-        return entmax_gap_rows(Z, alpha, tol, max_iter, out, zmax)
-    n, K = Z.shape
+@njit(**_JIT_INLINE)
+def _threshold_row(Z, i, mf, alpha, tol, max_iter, buf, row):
+    """alpha-entmax (1 < alpha <= 2) of row ``i`` (maximum ``mf``) into
+    ``row[0]``, unnormalised: the NumPy path's safeguarded Newton steps on
+    ``x = (alpha - 1)(z - max z)`` in float64, bracket ``[-1, -K^(1-alpha)]``
+    (:func:`_entmax_root`). Only the candidates ``x > -1`` enter the sums
+    (the others contribute 0 for every ``tau >= -1``)."""
+    K = Z.shape[1]
     am1 = alpha - 1.0
     e = 1.0 / am1
     square = e == 2.0  # alpha = 1.5: d ** 1 is d, d ** 2 is d * d
     linear = e == 1.0  # alpha = 2: d ** 0 is 1, d ** 1 is d
+    c = 0
+    for j in range(K):
+        x = am1 * (np.float64(Z[i, j]) - mf)
+        buf[c] = x
+        c += x > -1.0
+    t = _entmax_root(buf, c, -(float(K) ** (1.0 - alpha)), e, square, linear, tol, max_iter)
+    for j in range(K):
+        row[0, j] = _tsallis_power(am1 * (np.float64(Z[i, j]) - mf) - t, e, square, linear)
+
+
+@njit(**_JIT)
+def entmax_bisect_rows(Z, alphas, tol, max_iter, out, zmax):
+    """alpha-entmax of every row ``i`` at its own ``alphas[i] > 1``.
+
+    ``alphas[i] > 2`` takes the smallest-support-entry form
+    (:func:`_gap_row`), ``1 < alphas[i] <= 2`` the threshold form
+    (:func:`_threshold_row`): the NumPy path's split. Each row is computed
+    on its own, so a row's result does not depend on the other rows (one
+    alpha for all rows is ``alphas`` filled with it). The output is
+    renormalised with the NumPy path's row sums. Returns the first invalid
+    row or -1.
+    """
+    n, K = Z.shape
     buf = np.empty(K, dtype=np.float64)
     row = np.empty((1, K), dtype=np.float64)
     stack = np.empty((128, 3), dtype=np.intp)
     vals = np.empty(128, dtype=np.float64)
-    hi0 = -(float(K) ** (1.0 - alpha))
     for i in range(n):
         m, ok = _row_max(Z, i, zmax)
         if not ok:
             return i
-        mf = np.float64(m)
-        c = 0
-        for j in range(K):
-            x = am1 * (np.float64(Z[i, j]) - mf)
-            buf[c] = x
-            c += x > -1.0
-        t = _entmax_root(buf, c, hi0, e, square, linear, tol, max_iter)
-        for j in range(K):
-            row[0, j] = _tsallis_power(am1 * (np.float64(Z[i, j]) - mf) - t, e, square, linear)
+        alpha = alphas[i]
+        if alpha > 2.0:
+            _gap_row(Z, i, np.float64(m), alpha, tol, max_iter, buf, row)
+        else:
+            _threshold_row(Z, i, np.float64(m), alpha, tol, max_iter, buf, row)
         # the NumPy path's row sum, to the last bit
         s = _block_sum(row, 0, 0, K) if K <= 128 else _row_sum(row, 0, stack, vals)
         for j in range(K):

@@ -34,7 +34,9 @@ from numba import njit
 # it names every kernel (the entmax ones are defined in ._numba_entmax) and
 # the row primitives (defined in ._numba_rows).
 from ._numba_blas import times_lower, times_lower_transposed  # noqa: F401
+from ._numba_budget import budget_sparsemax_rows  # noqa: F401
 from ._numba_entmax import entmax15_rows, entmax_bisect_rows  # noqa: F401
+from ._numba_normmax import normmax_rows  # noqa: F401
 from ._numba_rows import _JIT, _JIT_INLINE, _block_sum, _row_max
 
 

@@ -236,3 +236,28 @@ def raise_bad_pair(P, V, shape, names=("p", "v")):
                 else "tangents must be finite"
             )
             raise ValueError(f"{name} {problem} at {_batch_index(row, shape)} ({hint}).")
+
+
+def per_slice(values, rows_shape, axis, name="alpha"):
+    """One parameter per slice of ``z`` along ``axis``.
+
+    ``rows_shape`` and ``axis`` are those returned by :func:`to_rows`.
+    ``values`` (an ndarray) has the batch shape (the shape of ``z`` without
+    ``axis``), or is broadcastable to the shape of ``z`` with ``axis`` of
+    length 1 (the ``entmax`` package's convention). Returns the float64
+    values of the rows of :func:`to_rows`, shape ``(n_rows,)``.
+    """
+    shape = rows_shape[:axis] + rows_shape[-1:] + rows_shape[axis:-1]
+    batch = shape[:axis] + shape[axis + 1 :]
+    keep = shape[:axis] + (1,) + shape[axis + 1 :]
+    if values.shape == batch:
+        values = np.expand_dims(values, axis)
+    try:
+        values = np.broadcast_to(values, keep)
+    except ValueError:
+        raise ValueError(
+            f"{name} of shape {values.shape} does not fit the scores of shape "
+            f"{shape}: give one value per slice, an array of shape {batch} or "
+            f"one broadcastable to {keep} (axis {axis} of length 1)."
+        ) from None
+    return np.moveaxis(values, axis, -1).reshape(-1).astype(np.float64)

@@ -10,6 +10,7 @@ from sksparsemax.losses import EntmaxLoss
 from sksparsemax.linear_model import (
     EntmaxClassifier,
     FenchelYoungClassifier,
+    MarginalMultiLabel,
     SparsemaxClassifier,
     SparsemaxMultiLabel,
     SparseSoftmaxClassifier,
@@ -32,6 +33,11 @@ ESTIMATORS = [
     # sample-weight checks' 1e-7 comparison.
     FenchelYoungClassifier(loss=EntmaxLoss(alpha=1.7), tol=1e-8),
     SparsemaxMultiLabel(loss=EntmaxLoss(alpha=1.5)),  # the generic rule
+    # Per-label marginals: scikit-learn's multi-label conventions, no
+    # expected failure.
+    MarginalMultiLabel(),
+    MarginalMultiLabel(loss="softmax"),
+    MarginalMultiLabel(loss=EntmaxLoss(alpha=1.5)),
 ]
 
 _PROPORTIONS = (

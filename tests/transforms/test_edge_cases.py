@@ -483,12 +483,21 @@ def test_bad_alpha_value_raises(alpha):
         entmax_jvp([0.5, 0.5], [1.0, 0.0], alpha)
 
 
-@pytest.mark.parametrize("alpha", ["x", None, [2.0], True])
+@pytest.mark.parametrize("alpha", ["x", None, True, {"alpha": 2.0}, [1.5, None]])
 def test_bad_alpha_type_raises(alpha):
     with pytest.raises(TypeError, match="alpha"):
         entmax_bisect([1.0, 2.0], alpha=alpha)
     with pytest.raises(TypeError, match="alpha"):
         entmax_jvp([0.5, 0.5], [1.0, 0.0], alpha)
+
+
+def test_a_list_alpha_is_one_alpha_per_slice():
+    # A list is an array of alphas (one per slice, as in the entmax package):
+    # [2.0] for a single slice is alpha = 2.
+    np.testing.assert_array_equal(entmax_bisect([1.0, 2.0], alpha=[2.0]),
+                                  entmax_bisect([1.0, 2.0], alpha=2.0))
+    with pytest.raises(ValueError, match=r"alpha of shape \(2,\) does not fit"):
+        entmax_bisect([1.0, 2.0], alpha=[2.0, 1.5])
 
 
 @pytest.mark.parametrize("name", list(JVPS))

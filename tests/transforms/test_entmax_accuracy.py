@@ -251,17 +251,19 @@ def test_entmax_jvp_accuracy(alpha, dtype):
     assert np.all(jv[p == 0] == 0)
 
 
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 3.0, [[1.0], [2.5]]])
 @pytest.mark.parametrize("max_iter", [2.7, True, "10", 0])
-def test_entmax_bisect_refuses_a_max_iter_that_is_not_a_count(max_iter):
+def test_entmax_bisect_refuses_a_max_iter_that_is_not_a_count(max_iter, alpha):
     from sksparsemax.transforms import entmax_bisect
 
     with pytest.raises((TypeError, ValueError), match="max_iter"):
-        entmax_bisect([0.0, 1.0], 1.5, max_iter=max_iter)
+        entmax_bisect([[0.0, 1.0], [0.0, 1.0]], alpha, max_iter=max_iter)
 
 
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 3.0, [[1.0], [2.5]]])
 @pytest.mark.parametrize("tol", [0.0, -1e-3, float("nan"), float("inf"), "1e-6"])
-def test_entmax_bisect_refuses_a_bad_tol(tol):
+def test_entmax_bisect_refuses_a_bad_tol(tol, alpha):
     from sksparsemax.transforms import entmax_bisect
 
     with pytest.raises(ValueError, match="tol must be a finite positive number"):
-        entmax_bisect([0.0, 1.0], 1.5, tol=tol)
+        entmax_bisect([[0.0, 1.0], [0.0, 1.0]], alpha, tol=tol)
