@@ -136,6 +136,10 @@ sphinx_gallery_conf = {
     "write_computation_times": False,
     "show_memory": False,
     "capture_repr": ("_repr_html_", "__repr__"),
+    # Readable figures and thumbnails: a 2x image for high-resolution screens,
+    # and thumbnails larger than the default 400x280 cropped down.
+    "image_srcset": ["2x"],
+    "thumbnail_size": (480, 336),
 }
 
 # -- HTML ---------------------------------------------------------------------------

@@ -267,3 +267,19 @@ def test_site_builds_without_warnings(tmp_path):
     assert not missing, f"pages missing from the built site: {missing}"
     mathjax = (out / "user_guide" / "mappings.html").read_text(encoding="utf-8")
     assert "mathjax" in mathjax.lower()
+
+
+def test_api_page_lists_each_object_once():
+    """A subpackage's summary table is dropped where autosummary lists the same objects."""
+    import sksparsemax.linear_model as lm
+
+    lines = lm.__doc__.splitlines()
+    assert sum("MarginalMultiLabel" in line for line in lines) == 1
+    sksparsemax_docs._drop_summary_table(None, "module", "sksparsemax.linear_model", lm, {}, lines)
+    assert not any("MarginalMultiLabel" in line for line in lines)
+    assert any("LogisticRegression" in line for line in lines)  # the prose stays
+    other = ["=====  =====", "a      b", "=====  ====="]
+    sksparsemax_docs._drop_summary_table(None, "class", "sksparsemax.X", None, {}, other)
+    assert len(other) == 3
+    api = (DOCS / "api.rst").read_text()
+    assert api.count("   MarginalMultiLabel\n") == 1

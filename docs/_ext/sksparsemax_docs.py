@@ -298,7 +298,22 @@ def _write_results(app):
         target.write_text(rst, encoding="utf-8")
 
 
+def _drop_summary_table(app, what, name, obj, options, lines):
+    """Drop the summary table of a subpackage's docstring on the API page.
+
+    The API page follows each ``automodule`` with an autosummary table of the
+    same objects: the docstring's own table (kept for ``help()``) would list
+    every estimator and function a second time.
+    """
+    if what != "module" or not name.startswith("sksparsemax."):
+        return
+    borders = [i for i, line in enumerate(lines) if re.fullmatch(r"=+(\s+=+)+", line.strip())]
+    if len(borders) >= 2:
+        del lines[borders[0] : borders[1] + 1]
+
+
 def setup(app):
+    app.connect("autodoc-process-docstring", _drop_summary_table)
     app.add_config_value("sksparsemax_benchmark_results", "", "env")
     app.connect("builder-inited", _write_results)
     app.add_directive("if-exists", IfExists)

@@ -255,6 +255,10 @@ class GramPreconditioner:
         return out
 
 
+#: Features from which the blocked triangular products beat BLAS's.
+_MIN_KERNEL_FEATURES = 64
+
+
 def _times_lower(V, T, transposed=False):
     """``V @ T`` (or ``V @ T.T``) for a lower triangular C-ordered ``T`` (d, d).
 
@@ -262,7 +266,8 @@ def _times_lower(V, T, transposed=False):
     and does not skip the zero triangle: the numba backend's blocked
     kernels do both (:func:`sksparsemax.transforms._backend.kernels`).
     """
-    kernels = _backend.kernels()
+    # For few features BLAS is as fast, and nothing gets compiled.
+    kernels = _backend.kernels() if T.shape[0] >= _MIN_KERNEL_FEATURES else None
     if kernels is None:
         return V @ (T.T if transposed else T)
     out = np.empty((V.shape[0], T.shape[0]))

@@ -18,6 +18,15 @@ from ..transforms._validation import raise_invalid_row
 #: CSR kernel has no such limit: scipy's sparse products are no faster.)
 MAX_FUSED_COEF = 2**14
 
+#: Below this many multiply-adds per evaluation (``n d K`` for dense ``X``)
+#: NumPy's BLAS path is as fast as the one-pass kernel (a 1000 x 20 problem
+#: with 5 classes is faster on it), and a first fit on small data then
+#: compiles nothing (a cold numba cache costs seconds).
+MIN_FUSED_WORK = 2**18
+
+#: Score matrices with fewer entries take the NumPy path (see above).
+MIN_ROWS_ENTRIES = 2**14
+
 _EMPTY_INDICES = np.empty(0, dtype=np.intp)
 
 
@@ -55,6 +64,13 @@ class CompiledLoss:
 
         return target.cached(("kernel arrays", self.loss, np.dtype(dtype).str), make)
 
+    @staticmethod
+    def applies_to_rows(Z):
+        """Whether :meth:`rows` is worth it for the scores ``Z``: at least
+        :data:`MIN_ROWS_ENTRIES` entries (below, the NumPy path is about as
+        fast and nothing is compiled)."""
+        return Z.size >= MIN_ROWS_ENTRIES
+
     def rows(self, Z, target, out):
         """Per-sample losses of the score rows ``Z`` and their gradients into ``out``.
 
@@ -73,11 +89,14 @@ class CompiledLoss:
     @staticmethod
     def applies_to(X, n_classes):
         """Whether :meth:`linear` takes ``X``: float32/64, dense C-contiguous
-        with at most :data:`MAX_FUSED_COEF` weights, or CSR."""
+        with at most :data:`MAX_FUSED_COEF` weights and at least
+        :data:`MIN_FUSED_WORK` multiply-adds, or CSR."""
         if X.dtype not in (np.float32, np.float64):
             return False
         if isinstance(X, np.ndarray):
-            return X.flags.c_contiguous and n_classes * X.shape[1] <= MAX_FUSED_COEF
+            work = X.shape[0] * X.shape[1] * n_classes
+            return (X.flags.c_contiguous and n_classes * X.shape[1] <= MAX_FUSED_COEF
+                    and work >= MIN_FUSED_WORK)
         return sp.issparse(X) and X.format == "csr"
 
     def linear(self, X, W, b, target, row_weights, scale, grad_W, grad_b):

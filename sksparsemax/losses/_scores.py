@@ -104,7 +104,7 @@ def evaluate(loss, Z, target, check, need_loss, need_grad, out=None):
     if out is not None:
         check_out(out, Z)
         compiled = loss.compiled(K)
-        if compiled is not None:
+        if compiled is not None and compiled.applies_to_rows(Z):
             return compiled.rows(Z, target, out)
         zmax = checked_row_max(Z, Z.shape, "Z")
         with np.errstate(over="ignore"):  # finite - max may overflow to -inf
