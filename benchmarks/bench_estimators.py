@@ -265,6 +265,20 @@ def classifiers(C, tol, max_iter):
 MULAN_NAMES = ["scene", "emotions", "yeast", "medical"]
 
 
+def _default_data_dir():
+    """As benchmarks/bench_multilabel.py's: the env var, ../shared, or the
+    fetch_mulan cache (filled on first use)."""
+    env = os.environ.get("SKSPARSEMAX_MULAN_DIR")
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data" / "multilabel"
+    if env or shared.is_dir():
+        return env or str(shared)
+    from sksparsemax.datasets import fetch_mulan, get_data_home
+
+    for name in MULAN_NAMES:
+        fetch_mulan(name)  # download once (checksum-checked)
+    return str(Path(get_data_home()) / "mulan")
+
+
 def bench_multilabel(data_dir, args):
     """SparsemaxMultiLabel (both losses) vs one-vs-rest LR on MULAN data.
 
@@ -352,11 +366,9 @@ def main(argv=None):
         help="also write the printed report to benchmarks/results/estimators.md",
     )
     parser.add_argument(
-        "--data-dir",
-        default=os.environ.get(
-            "SKSPARSEMAX_MULAN_DIR",
-            str(Path(__file__).resolve().parents[2] / "shared" / "data" / "multilabel"),
-        ),
+        "--data-dir", default=None,
+        help="MULAN folder (default: $SKSPARSEMAX_MULAN_DIR, the ../shared checkout, "
+        "or fetch_mulan's cache, downloading the sets on first use)",
     )
     args = parser.parse_args(argv)
     if args.write:
@@ -434,7 +446,7 @@ def _run(args):
         )
 
     if args.only in (None, "multilabel"):
-        bench_multilabel(args.data_dir, args)
+        bench_multilabel(args.data_dir or _default_data_dir(), args)
 
 
 if __name__ == "__main__":

@@ -335,35 +335,39 @@ def _n_iter(clf):
 
 # ----------------------------------------------------------------------------- tuning
 def _fold_fit_and_score(method, C, sparse, X, Y, train, valid, thr_param, thr_grid, max_iter,
-                        scaling, softmax_rule):
-    pipe, _ = make_pipeline(method, C, sparse, max_iter, scaling)
+                        scaling, softmax_rule, factory=None, predictor=None):
+    pipe, _ = (factory or make_pipeline)(method, C, sparse, max_iter, scaling)
     seconds, n_warn = _fit(pipe, X[train], Y[train])
     out = []
     for t in thr_grid:
-        Y_pred = predict_labels(pipe, method, thr_param, t, X[valid], softmax_rule)
+        Y_pred = (predictor or predict_labels)(pipe, method, thr_param, t, X[valid], softmax_rule)
         out.append(scores(Y[valid], Y_pred))
     return seconds, n_warn, out
 
 
 def cv_grid(method, X, Y, C_grid, thr_grid, cv, *, n_jobs=1, max_iter=100, scaling="std",
-            softmax_rule="estimator", sparsemax_rule="support"):
+            softmax_rule="estimator", sparsemax_rule="support", factory=None, predictor=None):
     """Cross-validated scores of every (C, threshold): one fit per (C, fold).
 
     Returns a DataFrame with one row per (C, threshold) in C-major order (the
     order of ``ParameterGrid``), the mean fold score of every criterion, and
     the list of per-fit seconds and the number of non-converged fits.
+
+    ``factory`` and ``predictor`` (other scripts' models; default
+    :func:`make_pipeline` and :func:`predict_labels`) take the same arguments
+    as those two functions.
     """
     from joblib import Parallel, delayed
 
     sparse = sp.issparse(X)
-    _, thr_param = make_pipeline(method, 1.0, sparse, sparsemax_rule=sparsemax_rule)
+    _, thr_param = (factory or make_pipeline)(method, 1.0, sparse, sparsemax_rule=sparsemax_rule)
     splits = list(cv.split(X))
     n_folds = len(splits)
     jobs = [(C, f) for C in C_grid for f in range(n_folds)]
     results = Parallel(n_jobs=n_jobs)(
         delayed(_fold_fit_and_score)(
             method, C, sparse, X, Y, *splits[f], thr_param, thr_grid, max_iter,
-            scaling, softmax_rule,
+            scaling, softmax_rule, factory, predictor,
         )
         for C, f in jobs
     )
@@ -390,14 +394,34 @@ def select(cv_table, criterion):
 
 # ----------------------------------------------------------------------------- data
 def default_data_dir():
+    """``$SKSPARSEMAX_MULAN_DIR``, else the ``../shared`` checkout, else the
+    folder where :func:`sksparsemax.datasets.fetch_mulan` caches the data
+    (the sets are downloaded into it on first use, see :func:`load_split`)."""
     env = os.environ.get("SKSPARSEMAX_MULAN_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "data" / "multilabel"
+    if env:
+        return Path(env)
+    shared = ROOT.parent / "shared" / "data" / "multilabel"
+    if shared.is_dir():
+        return shared
+    from sksparsemax.datasets import get_data_home
+
+    return Path(get_data_home()) / "mulan"
+
+
+def _is_fetch_cache(data_dir):
+    from sksparsemax.datasets import get_data_home
+
+    return Path(data_dir).resolve() == (Path(get_data_home()) / "mulan").resolve()
 
 
 def load_split(name, data_dir):
     """(X_train, Y_train, X_test, Y_test, source) or None when the files are missing."""
     folder = Path(data_dir) / name
     train, test = folder / f"{name}-train.arff", folder / f"{name}-test.arff"
+    if not train.is_file() and _is_fetch_cache(data_dir):
+        from sksparsemax.datasets import fetch_mulan
+
+        fetch_mulan(name)  # download once (checksum-checked) into the cache
     if train.is_file() and test.is_file():
         tr, te = load_mulan(train), load_mulan(test)
         try:  # a path relative to the repository, not this machine's layout

@@ -82,6 +82,66 @@ def test_multilabel_smoke(tmp_path):
     assert "95% interval of the gap" in md
 
 
+def test_multilabel_losses_smoke(tmp_path):
+    result, seconds = _run("bench_multilabel_losses.py", tmp_path)
+    assert seconds < 120
+    for ext in ("md", "csv"):
+        assert (tmp_path / f"multilabel_losses.{ext}").stat().st_size > 0
+    md = (tmp_path / "multilabel_losses.md").read_text(encoding="utf-8")
+    bench = _load("bench_multilabel_losses.py")
+    for label, _, _ in bench.MODELS.values():
+        assert label in md
+    assert "## Findings" in md and "## Protocol" in md
+    assert "Best micro-F1" in result.stdout
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "multilabel_losses.csv")
+    assert set(df["dataset"]) == {"emotions"}
+    assert set(df["method"]) == set(bench.MODELS)
+    # SparsemaxMultiLabel models: the scale rule (primary) and the p0 rule; the others: delta
+    rules = df.groupby("method")["rule"].apply(set)
+    for method, (_, family, primary) in bench.MODELS.items():
+        assert rules[method] == ({"t", "p0"} if family == "proportions" else {"delta"})
+        assert df.loc[(df["method"] == method) & df["primary_rule"], "rule"].tolist() == [primary]
+    smoke = _load("bench_multilabel.py").SMOKE
+    delta = df[df["rule"] == "delta"]
+    assert delta["micro_f1_threshold"].isin(smoke["deltas"]).all()
+    assert df.loc[df["rule"] == "p0", "micro_f1_threshold"].isin(smoke["p0s"]).all()
+    assert df.loc[df["rule"] == "t", "micro_f1_threshold"].isin(smoke["scale_grids"]["paper"]).all()
+    assert df[["micro_f1", "macro_f1", "lrap"]].stack().between(0, 1).all()
+    # budget 2 under the support rule predicts at least two labels per row
+    budget = df[(df["method"] == "budget2") & (df["rule"] == "t")]
+    assert (budget["min_predicted_labels"] >= 2).all()
+    ovr = df[df["method"] == "logistic"]
+    assert np.allclose(ovr["micro_f1_fit_ratio_ovr"], 1.0)
+
+
+def test_multilabel_losses_rules():
+    """The marginal rule thresholds predict_marginals; the t rule is the estimator's predict."""
+    import warnings
+
+    from sksparsemax.datasets import load_emotions
+
+    bench = _load("bench_multilabel_losses.py")
+    X, Y = load_emotions(subset="train", return_X_y=True)
+    X, Y = X[:120], Y[:120]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe, _ = bench.make_pipeline("marginal_sparsemax", 1.0, False, max_iter=30)
+        pipe.fit(X, Y)
+        M = pipe[-1].predict_marginals(pipe[0].transform(X))
+        np.testing.assert_array_equal(bench.predict_labels(pipe, None, None, ("delta", 0.5), X),
+                                      pipe.predict(X))
+        np.testing.assert_array_equal(bench.predict_labels(pipe, None, None, ("delta", 0.2), X),
+                                      (M > 0.2).astype(int))
+        pipe, _ = bench.make_pipeline("entmax15", 1.0, False, max_iter=30)
+        pipe.fit(X, Y)
+        P = bench.predict_labels(pipe, None, None, ("t", 2.0), X)
+        assert pipe[-1].scale == 2.0 and pipe[-1].threshold is None
+        np.testing.assert_array_equal(P, pipe.predict(X))
+        assert (P.sum(axis=1) >= 1).all()
+
+
 def bench_cfg_p0s():
     return set(_load("bench_multilabel.py").SMOKE["p0s"])
 

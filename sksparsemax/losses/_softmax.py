@@ -96,6 +96,16 @@ class SoftmaxLoss(FenchelYoungLoss):
 
         return kernel, ()
 
+    def _versus_zero(self, Z, Y=None):
+        # The two-class rows (z, 0) of MarginalLoss, entrywise: the sigmoid,
+        # and against (y, 1 - y) the binary cross-entropy log(1 + e^z) - y z.
+        P = 0.5 * (1 + np.tanh(0.5 * Z))  # the logistic sigmoid, without overflow
+        if Y is None:
+            return P, None
+        with np.errstate(invalid="ignore", over="ignore"):
+            L = np.logaddexp(0, Z) - np.where(Y > 0, Y * Z, 0.0)
+        return P, L
+
 
 def softmax_loss(Z, y):
     r"""Per-sample softmax cross-entropy.

@@ -124,6 +124,19 @@ class SparsemaxLoss(FenchelYoungLoss):
     def _target_term(self, target):
         return half_sq_norm(target)
 
+    def _versus_zero(self, Z, Y=None):
+        # The two-class rows (z, 0) of MarginalLoss, entrywise: p =
+        # clip((z + 1) / 2, 0, 1), and against (y, 1 - y) the loss
+        # Omega*(z) + y^2 - y - y z, Omega*(z) = 0, (z + 1)^2 / 4, z on
+        # z <= -1, |z| <= 1, z >= 1 (the modified Huber loss).
+        P = np.clip((Z + 1) * 0.5, 0, 1)
+        if Y is None:
+            return P, None
+        with np.errstate(invalid="ignore", over="ignore"):
+            conj = np.where(Z <= -1, 0.0, np.where(Z >= 1, Z, 0.25 * (Z + 1) ** 2))
+            L = conj + Y * Y - Y - np.where(Y > 0, Y * Z, 0.0)
+        return P, L
+
 
 def sparsemax_loss(Z, y):
     r"""Per-sample sparsemax loss.

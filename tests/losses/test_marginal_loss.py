@@ -114,3 +114,40 @@ def test_errors_name_the_entry():
         from sksparsemax.losses import check_target
 
         check_marginals(check_target([0, 1], 2, 3), 2, 3)
+
+
+@pytest.mark.parametrize("base", ["sparsemax", "softmax"])
+def test_closed_forms_equal_the_generic_two_class_path(data, base, monkeypatch):
+    """The shipped losses' entrywise closed forms (``_versus_zero``) give the
+    values of the generic path, the base loss on the rows (z, 0)."""
+    Z, Y, Yf = data
+    Z = Z.copy()
+    Z[5, 1] = -np.inf  # a surely absent label
+    Y = Y.copy()
+    Y[5, 1] = 0.0
+    fast = MarginalLoss(base)
+    assert fast._closed_form() is not None
+    generic = MarginalLoss(base)
+    monkeypatch.setattr(generic, "_closed_form", lambda: None)
+    for T in (Y, np.where(np.isinf(Z), 0.0, Yf)):
+        np.testing.assert_allclose(fast.predict_proba(Z), generic.predict_proba(Z),
+                                   rtol=0, atol=1e-15)
+        v1, g1 = fast.loss_gradient(Z, T)
+        v2, g2 = generic.loss_gradient(Z, T)
+        np.testing.assert_allclose(v1, v2, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(fast.loss(Z, T), v2, rtol=1e-12, atol=1e-12)
+    Z32 = np.where(np.isinf(Z), 0, Z).astype(np.float32)
+    v, g = fast.loss_gradient(Z32, Y)
+    assert v.dtype == np.float32 and g.dtype == np.float32
+
+
+def test_a_subclass_does_not_inherit_the_closed_form():
+    from sksparsemax.losses import SparsemaxLoss
+
+    class Tempered(SparsemaxLoss):
+        def predict_proba(self, Z):
+            return super().predict_proba(np.asarray(Z) / 2)
+
+    assert MarginalLoss(Tempered())._closed_form() is None
+    assert MarginalLoss("entmax")._closed_form() is None
