@@ -1,9 +1,11 @@
 """Budget sparsemax on any Array API compatible array (PyTorch, CuPy, JAX...).
 
-The NumPy path's algorithm (:mod:`._budget`), vectorised over every slice
-with the functions of the 2023.12 revision of the standard and the helpers of
+The projection of :mod:`._budget`, exact, vectorised over every slice with
+the functions of the 2023.12 revision of the standard and the helpers of
 :mod:`._array_api` (namespace, dtype policy, axis handling, error
-messages): sort the breakpoints ``y_i`` and ``y_i - 1`` of ``f(t) = sum_i
+messages). Where the NumPy path iterates (Newton steps, rows leaving the
+active set), this path sorts, which needs no data-dependent loop on the
+device: sort the breakpoints ``y_i`` and ``y_i - 1`` of ``f(t) = sum_i
 clip(y_i - t, 0, 1)``, locate the segment where ``f`` reaches the budget from
 prefix sums, and solve the linear equation there; float64 where the library
 has it. The budget is a Python or NumPy number or array (checked on the host)

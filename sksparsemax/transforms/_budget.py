@@ -16,6 +16,10 @@ from ._validation import (
     to_rows,
 )
 
+_EPS = np.finfo(np.float64).eps
+_COUNT = float(1 << 26)  # packs two counts in one float64 sum (K < 2**26)
+_BLOCK = 1 << 16  # entries per block of rows in budget_threshold
+
 
 def check_budget(budget):
     """``budget`` as a float64 array, raising unless its entries are finite and > 0.
@@ -81,8 +85,12 @@ def _shifted_rows(Z, shape, b):
     """
     zmax = Z.max(axis=1, keepdims=True) if Z.shape[0] else np.zeros((0, 1), Z.dtype)
     with np.errstate(over="ignore", invalid="ignore"):
-        Y = Z.astype(np.float64) - zmax
-    counts = np.count_nonzero(Y > -np.inf, axis=1)
+        Y = Z.astype(np.float64)
+        Y -= zmax
+    if Y.size and Y.min() > -np.inf:  # no mask (and no NaN)
+        counts = np.full(Y.shape[0], Y.shape[1])
+    else:
+        counts = np.count_nonzero(Y > -np.inf, axis=1)
     bad = ~np.isfinite(zmax[:, 0]) | (b > counts)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
@@ -93,84 +101,124 @@ def _shifted_rows(Z, shape, b):
     return Y
 
 
-def _segment_values(Ys):
-    """Breakpoints of ``f(t) = sum_i clip(y_i - t, 0, 1)`` and ``f`` at them.
+def _evaluate(Y, t, b, buf):
+    """``f(t) = sum_i clip(y_i - t, 0, 1) - b`` and the counts of ``p > 0`` and ``p = 1``.
 
-    ``Ys`` (n, K) holds each row's shifted scores sorted decreasingly
-    (``-inf`` masks last). The breakpoints are ``y_i`` (where entry i leaves
-    0) and ``y_i - 1`` (where it reaches 1); sorted decreasingly as ``v_k``,
-    with ``U_k`` / ``L_k`` the entries whose upper / lower breakpoint is among
-    the first k, ``f(t) = sum_{U_k} y - sum_{L_k} (y - 1) - (|U_k| - |L_k|) t``
-    on the segment ``[v_{k+1}, v_k]``. Equal breakpoints contribute 0 at
-    their own value, so the order among ties does not matter.
-
-    Returns ``(Vs, C)``: the sorted breakpoints (``-inf`` for masks) and
-    ``C[:, k] = f(v_k)``, made non-decreasing (``f`` is, but its rounded
-    values need not be) and ``+inf`` at masks.
+    The free set (``0 < p_i < 1``) has ``n_pos - n_cap`` entries; the
+    counts are those of the output :func:`capped_output` writes at ``t``
+    (float64, exact). ``buf`` is scratch space of at least ``2 * Y.size``
+    float64. The row sums are matrix-vector products (fast also for short
+    rows); both counts come from one, of ``ceil(p) + 2**26 floor(p)`` (rows
+    shorter than ``2**26``).
     """
-    K = Ys.shape[1]
-    with np.errstate(invalid="ignore"):
-        V = np.concatenate([Ys, Ys - 1.0], axis=1)
-    # Stable: among equal values the upper breakpoints come first, as in the
-    # compiled kernel's merge (the two halves are sorted runs: a merge).
-    order = np.argsort(-V, axis=1, kind="stable")
-    Vs = np.take_along_axis(V, order, axis=1)
-    lower = order >= K
-    fin = np.isfinite(Vs)
-    W = np.where(fin, Vs, 0.0)
-    sum_u = np.cumsum(np.where(lower, 0.0, W), axis=1)
-    sum_l = np.cumsum(np.where(lower, W, 0.0), axis=1)
-    slope = np.cumsum(np.where(lower, -1, 1), axis=1)
-    C = np.where(fin, sum_u - sum_l - slope * W, np.inf)
-    np.maximum.accumulate(C, axis=1, out=C)
-    return Vs, C
+    m = Y.size
+    P = np.subtract(Y, t[:, None], out=buf[:m].reshape(Y.shape))
+    np.clip(P, 0.0, 1.0, out=P)
+    ones = np.ones(Y.shape[1])
+    f = P @ ones - b
+    if Y.shape[1] >= _COUNT:  # too wide to pack the counts
+        return f, np.count_nonzero(P, axis=1) * 1.0, np.count_nonzero(P == 1.0, axis=1) * 1.0
+    H = np.ceil(P, out=buf[m : 2 * m].reshape(Y.shape))
+    np.floor(P, out=P)
+    P *= _COUNT
+    P += H
+    counts = P @ ones  # exact: integers below 2**53
+    n_cap = np.floor(counts / _COUNT)
+    return f, counts - n_cap * _COUNT, n_cap
 
 
-def _flat_threshold(Ys, b):
-    """Threshold of the rows whose solution is a 0/1 vector, NaN for the others.
+def _candidate_columns(Y, lo):
+    """``Y`` with only the entries above ``lo`` (n,), packed left, ``-inf`` padded.
 
-    For an integer budget ``b`` with ``y_(b) - y_(b+1) >= 1`` (or ``b`` equal
-    to the number of unmasked entries) ``f`` is flat at level ``b`` and the
-    projection is the indicator of the b largest scores. Taking ``tau =
-    y_(b+1)`` (``-inf`` when there is none) gives it with exact 0s and 1s:
-    ``y_(b+1) - tau = 0`` and ``y_(b) - tau`` is the rounded gap, ``>= 1``.
+    Entries ``y <= lo`` get 0 for every ``tau`` in the bracket: they leave
+    the iteration. ``Y`` itself when that does not shrink it below a quarter.
     """
-    n = Ys.shape[0]
-    whole = b == np.floor(b)
-    j = np.where(whole, b, 1).astype(np.intp)
-    rows = np.arange(n)
-    padded = np.concatenate([Ys, np.full((n, 1), -np.inf)], axis=1)
-    last, nxt = padded[rows, j - 1], padded[rows, j]
-    with np.errstate(invalid="ignore"):
-        flat = whole & (last - nxt >= 1.0)
-    return np.where(flat, nxt, np.nan)
+    M = Y > lo[:, None]
+    counts = np.count_nonzero(M, axis=1)
+    width = int(counts.max()) if counts.size else 0
+    if width > Y.shape[1] // 4:
+        return Y
+    r, c = np.nonzero(M)
+    pos = np.arange(r.size) - (np.cumsum(counts) - counts)[r]
+    out = np.full((Y.shape[0], max(width, 1)), -np.inf)
+    out[r, pos] = Y[r, c]
+    return out
 
 
-def budget_threshold(Y, b):
-    """Threshold ``tau`` (n,) of each row of the shifted float64 scores ``Y``.
+def _newton_threshold(Y, b, max_iter=200):
+    """``(tau, t_lo, check)``: safeguarded Newton on ``f`` (see :func:`budget_threshold`).
 
-    ``sum_i clip(y_i - tau, 0, 1) = b`` for the validated budgets ``b`` (n,)
-    (``0 < b <= number of finite entries``). The segment of the breakpoints
-    where ``f`` crosses ``b`` is located on the prefix sums
-    (:func:`_segment_values`); there ``f`` is linear, with free set ``F``
-    (``0 < p_i < 1``) and capped set ``C`` (``p_i = 1``), and
-
-    .. math:: \\tau = \\frac{\\sum_{i \\in F} y_i + |C| - b}{|F|},
-
-    evaluated afresh from the row (not from the prefix sums, whose
-    cancellation would cost accuracy) and clipped to the segment, so that
-    rounding never moves ``tau`` past a breakpoint. A flat ``f`` (an integer
-    budget in a gap) is :func:`_flat_threshold`'s case.
+    The bracket ``[lo, hi] = [min y - 2, 0]`` (below ``min y - 1`` also when
+    an ulp of ``min y`` exceeds 2) has ``f(lo) >= 0 > f(0) = -b``; from ``t
+    = -1``, each step takes the Newton iterate ``t + f / |F|`` if it is
+    strictly inside the current bracket and bisects otherwise (at the
+    geometric mean of ``lo`` and ``min(hi, -1)`` while ``lo`` is 4 times
+    lower: heavy tails). A row stops when its free and capped sets are
+    those of the previous iterate, which was a Newton iterate (then ``f`` is
+    linear between them and the new iterate is the root), when the Newton
+    step no longer moves ``t``, when ``f = 0`` with no free entry (flat
+    ``f``), or when the bracket has no float inside (``check`` 2, ``tau``
+    and ``t_lo`` its ends, finished by :func:`_segment_threshold`).
+    ``check`` is 1 where ``b`` entries are capped or have ``p > 0`` (a
+    possible flat row for :func:`_flat_rows`). Converged rows leave the
+    active set; for rows of 64 entries or more, the entries below ``lo``
+    leave it too, once (after the second to fourth step) that removes three
+    quarters of the columns.
     """
     n, K = Y.shape
-    if n == 0:
-        return np.empty(0)
-    Ys = -np.sort(-Y, axis=1)
-    Vs, C = _segment_values(Ys)
-    k = np.count_nonzero(C < b[:, None], axis=1)  # >= 1: f(max y) = 0 < b
-    rows = np.arange(n)
-    t_hi = Vs[rows, k - 1]
-    t_lo = np.where(k < 2 * K, Vs[rows, np.minimum(k, 2 * K - 1)], -np.inf)
+    tau, t_lo = np.empty(n), np.empty(n)
+    check = np.zeros(n, np.int8)
+    ymin = Y.min(axis=1)
+    masked = np.isneginf(ymin)
+    if masked.any():
+        ymin[masked] = np.min(np.where(Y[masked] > -np.inf, Y[masked], np.inf), axis=1)
+    lo = np.minimum(ymin - 2.0, np.nextafter(ymin, -np.inf))  # f(lo) = c - b >= 0
+    hi, t = np.zeros(n), np.full(n, -1.0)
+    rows, sub, buf = np.arange(n), Y, np.empty(2 * Y.size)
+    prev_pos = prev_cap = np.full(n, -1.0)
+    newton = np.zeros(n, bool)
+    for it in range(max_iter):
+        f, n_pos, n_cap = _evaluate(sub, t, b, buf)
+        n_free = n_pos - n_cap
+        lo = np.where(f > 0, t, lo)
+        hi = np.where(f < 0, t, hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nxt = t + f / n_free
+        moved = (n_pos != prev_pos) | (n_cap != prev_cap)
+        conv = (n_free > 0) & ((newton & ~moved) | (nxt == t))
+        flat = (n_free == 0) & (f == 0)
+        h = np.minimum(hi, -1.0)  # a bracket over orders of magnitude: geometric
+        mid = np.where(lo < 4.0 * h, -np.sqrt(-lo) * np.sqrt(-h), 0.5 * lo + 0.5 * hi)
+        stuck = ~(conv | flat) & ((mid <= lo) | (mid >= hi))
+        done = conv | flat | stuck
+        if done.any():
+            r = rows[done]
+            tau[r] = np.where(flat[done], t[done], np.clip(nxt[done], lo[done], hi[done]))
+            tau[r] = np.where(stuck[done], hi[done], tau[r])
+            t_lo[r] = lo[done]
+            top = (n_cap[done] == b[done]) | (n_pos[done] == b[done])
+            check[r] = np.where(stuck[done], 2, np.where(top, 1, 0))
+            keep = ~done
+            if not keep.any():
+                return tau, t_lo, check
+            rows, sub, t, nxt, lo, hi, b, n_pos, n_cap, mid = (
+                a[keep] for a in (rows, sub, t, nxt, lo, hi, b, n_pos, n_cap, mid)
+            )
+        newton = (nxt > lo) & (nxt < hi)
+        t = np.where(newton, nxt, mid)
+        prev_pos, prev_cap = n_pos, n_cap
+        if 1 <= it <= 3 and K >= 64 and sub.shape[1] == K:
+            sub = _candidate_columns(sub, lo)
+    tau[rows], t_lo[rows], check[rows] = hi, lo, 2
+    return tau, t_lo, check
+
+
+def _segment_threshold(Y, b, t_lo, t_hi):
+    """The closed form on the segment ``[t_lo, t_hi]`` without a breakpoint inside.
+
+    Free set ``y >= t_hi > y - 1``, capped set ``y - 1 >= t_hi``; the result
+    is clipped to the segment (``t_hi`` if no entry is free).
+    """
     with np.errstate(invalid="ignore"):
         upper = Y >= t_hi[:, None]
         capped = (Y - 1.0) >= t_hi[:, None]
@@ -179,16 +227,92 @@ def budget_threshold(Y, b):
     s_free = np.sum(np.where(free, Y, 0.0), axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         tau = (s_free + np.count_nonzero(capped, axis=1) - b) / n_free
-    tau = np.where(n_free > 0, np.clip(tau, t_lo, t_hi), t_hi)
-    flat = _flat_threshold(Ys, b)
-    return np.where(np.isnan(flat), tau, flat)
+    return np.where(n_free > 0, np.clip(tau, t_lo, t_hi), t_hi)
+
+
+def _snap_to_kinks(Y, b, tau):
+    """``tau`` moved onto a kink of ``f`` within its rounding error.
+
+    A free entry with ``p = y - tau`` within rounding of 0 (or 1) means a
+    root on the breakpoint ``y`` (``y - 1``): ``tau`` is put there, so that
+    the entry (and its ties) is exactly 0 (1), as on a segment's end.
+    """
+    D = Y - tau[:, None]
+    free = (D > 0) & (D < 1.0)
+    n_free = np.count_nonzero(free, axis=1)
+    up = np.min(np.where(free, Y, np.inf), axis=1)
+    down = np.max(np.where(free, Y, -np.inf), axis=1) - 1.0
+    tol = 4.0 * _EPS * (1.0 + np.abs(tau) + np.log2(Y.shape[1] + 1.0) * b / np.maximum(n_free, 1))
+    tau = np.where(up - tau <= tol, up, tau)
+    return np.where((tau - down <= tol) & (tau > down), down, tau)
+
+
+def _flat_rows(Y, b, tau):
+    """``tau``, replaced by ``y_(b+1)`` (``-inf`` if none) where ``f`` is flat at ``b``.
+
+    For an integer budget ``b`` with ``y_(b) - y_(b+1) >= 1`` (or ``b`` equal
+    to the number of unmasked entries) the projection is the indicator of
+    the b largest scores; ``tau = y_(b+1)`` gives it with exact 0s and 1s.
+    ``tau`` is within rounding of the root, so there the b largest scores
+    are the capped entries or those with ``p > 0``, whichever are b.
+    """
+    with np.errstate(invalid="ignore"):  # tau = -inf at masks
+        D = Y - tau[:, None]
+        cap, pos = D >= 1.0, D > 0
+    top = np.where((np.count_nonzero(cap, axis=1) == b)[:, None], cap, pos)
+    last = np.min(np.where(top, Y, np.inf), axis=1)
+    nxt = np.max(np.where(top, -np.inf, Y), axis=1)
+    with np.errstate(invalid="ignore"):
+        flat = (np.count_nonzero(top, axis=1) == b) & (last - nxt >= 1.0)
+    return np.where(flat, nxt, tau)
+
+
+def budget_threshold(Y, b):
+    """Threshold ``tau`` (n,) of each row of the shifted float64 scores ``Y``.
+
+    ``sum_i clip(y_i - tau, 0, 1) = b`` for the validated budgets ``b`` (n,)
+    (``0 < b <= number of finite entries``). ``f(t) = sum_i clip(y_i - t, 0,
+    1) - b`` is piecewise linear and non-increasing, with slope ``-|F|`` for
+    the free set ``F`` (``0 < p_i < 1``); on the segment of the root, with
+    ``C`` the capped set (``p_i = 1``),
+
+    .. math:: \\tau = \\frac{\\sum_{i \\in F} y_i + |C| - b}{|F|},
+
+    which a Newton step from any point of that segment reaches. The root is
+    found by safeguarded Newton (:func:`_newton_threshold`), no sort; a flat
+    ``f`` (an integer budget in a gap) is :func:`_flat_rows`'s case.
+    """
+    n, K = Y.shape
+    if n == 0:
+        return np.empty(0)
+    step = max(1, _BLOCK // max(K, 1))
+    if n > step:  # blocks of rows: bounded scratch space, in cache
+        return np.concatenate([budget_threshold(Y[i : i + step], b[i : i + step])
+                               for i in range(0, n, step)])
+    tau, t_lo, check = _newton_threshold(Y, b)
+    r = np.flatnonzero(check == 2)
+    if r.size:
+        Yr = Y[r]
+        tau[r] = _segment_threshold(Yr, b[r], t_lo[r], tau[r])
+        # b = number of entries: all ones (the bracket can collapse above them)
+        tau[r[np.count_nonzero(Yr > -np.inf, axis=1) == b[r]]] = -np.inf
+    r = np.flatnonzero(check < 2)
+    tau[r] = _snap_to_kinks(Y[r], b[r], tau[r])
+    r = np.flatnonzero(check > 0)
+    if r.size:
+        tau[r] = _flat_rows(Y[r], b[r], tau[r])
+    return tau
 
 
 def capped_output(Y, tau):
     """``clip(y - tau, 0, 1)`` row by row, exactly 0 at masks (also for ``tau = -inf``)."""
     with np.errstate(invalid="ignore"):
         D = Y - tau[:, None]
-        return np.where(Y > tau[:, None], np.minimum(D, 1.0), 0.0)
+        np.clip(D, 0.0, 1.0, out=D)  # NaN only at masks for tau = -inf
+    r = np.flatnonzero(np.isneginf(tau))
+    if r.size:
+        D[r] = Y[r] > -np.inf
+    return D
 
 
 def _budget_compiled(kern, Z, b, shape):
@@ -223,13 +347,16 @@ def budget_sparsemax(z, budget, axis=-1):
     ``b < 1`` the result is :math:`b\,\operatorname{sparsemax}(z / b)`;
     ``budget`` equal to the number of unmasked entries gives all ones.
 
-    The threshold is exact and sort-based: :math:`\sum_i
+    The threshold is exact, without a sort: :math:`\sum_i
     \operatorname{clip}(z_i - \tau, 0, 1)` is piecewise linear in
-    :math:`\tau`, with breakpoints :math:`z_i` and :math:`z_i - 1`; they are
-    sorted, the segment where the sum crosses :math:`b` is found from
-    prefix sums, and the linear equation on it is solved in closed form. No
-    iteration and no Python loop over slices; O(K log K) per slice. The
-    computation runs in float64 on scores shifted by their slice maximum.
+    :math:`\tau`, with breakpoints :math:`z_i` and :math:`z_i - 1`, and a
+    safeguarded Newton iteration (bisection when the Newton step leaves the
+    bracket of the root) stops once the free and capped entries no longer
+    change: the last Newton step then solves the linear equation on the
+    root's segment in closed form. The slices are processed together, those
+    that have converged leave the iteration; typically 5 to 12 passes over
+    the scores. The computation runs in float64 on scores shifted by their
+    slice maximum.
 
     Parameters
     ----------
