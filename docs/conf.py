@@ -19,9 +19,17 @@ Environment variables:
     Build the gallery pages without running the example scripts (no figures);
     ``tests/test_docs.py`` does this because ``tests/test_examples.py`` runs
     every script anyway.
+
+The notebooks (``examples/notebooks/*.ipynb``, the single committed copy) are
+rendered by myst-nb with the outputs they are committed with (no execution
+here; ``tests/test_examples.py`` runs them and checks the committed outputs).
+Sphinx reads sources only from ``docs/``, so each build first copies them to
+``docs/generated/notebooks/`` (ignored by git, like the rest of
+``docs/generated/``); sphinx-gallery ignores ``examples/notebooks/``.
 """
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -50,12 +58,19 @@ extensions = [
     "sphinx.ext.doctest",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "myst_nb",  # the notebooks, rendered with their committed outputs
     "sksparsemax_docs",  # docs/_ext: the benchmark results page
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "generated/*.txt", "Thumbs.db", ".DS_Store"]
-source_suffix = {".rst": "restructuredtext"}
+# auto_examples/*.ipynb: sphinx-gallery's downloadable notebooks of the scripts,
+# not pages (myst-nb would read them as sources).
+exclude_patterns = [
+    "_build", "generated/*.txt", "auto_examples/**.ipynb", "**.ipynb_checkpoints",
+    "Thumbs.db", ".DS_Store",
+]  # fmt: skip
+# reST is the main format; myst-nb adds ".ipynb" (and ".md", unused here).
+source_suffix = {".rst": "restructuredtext", ".ipynb": "myst-nb"}
 root_doc = "index"
 default_role = "literal"
 pygments_style = "sphinx"
@@ -141,6 +156,30 @@ sphinx_gallery_conf = {
     "image_srcset": ["2x"],
     "thumbnail_size": (480, 336),
 }
+
+# -- myst-nb: the notebooks ------------------------------------------------------------
+nb_execution_mode = "off"  # render the committed outputs; the test suite executes them
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath"]  # $...$ math in the notebooks' Markdown
+NOTEBOOKS_SOURCE = ROOT / "examples" / "notebooks"
+NOTEBOOKS_PAGES = HERE / "generated" / "notebooks"  # referenced by notebooks.rst
+
+
+def _copy_notebooks():
+    """Copy examples/notebooks/*.ipynb into the source tree (only when changed,
+    so that an unchanged notebook is not read again), dropping stale copies."""
+    NOTEBOOKS_PAGES.mkdir(parents=True, exist_ok=True)
+    sources = {p.name: p for p in NOTEBOOKS_SOURCE.glob("*.ipynb")}
+    for stale in NOTEBOOKS_PAGES.glob("*.ipynb"):
+        if stale.name not in sources:
+            stale.unlink()
+    for name, path in sources.items():
+        target = NOTEBOOKS_PAGES / name
+        if not target.is_file() or target.read_bytes() != path.read_bytes():
+            shutil.copyfile(path, target)
+
+
+_copy_notebooks()
 
 # -- HTML ---------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"

@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,16 +13,36 @@ import pytest
 from sksparsemax._cli import _jensen_shannon, main
 
 
-def test_module_runs_on_builtin_data_and_writes_the_table(tmp_path):
-    out = tmp_path / "table.json"
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    """The default report folder goes to the test's own folder."""
+    monkeypatch.chdir(tmp_path)
+
+
+def _run_job(folder, *extra):
+    out = folder / "table.json"
     result = subprocess.run(
-        [sys.executable, "-m", "sksparsemax", "--quick", "--output", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
+        [sys.executable, "-m", "sksparsemax", "--output", str(out),
+         "--report-dir", str(folder / "report"), *extra],
+        capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stderr
-    records = json.loads(out.read_text())
+    results = json.loads((folder / "report" / "results.json").read_text(encoding="utf-8"))
+    return result, json.loads(out.read_text()), results
+
+
+@pytest.fixture(scope="module")
+def quick_job(tmp_path_factory):
+    return _run_job(tmp_path_factory.mktemp("quick"), "--quick")
+
+
+@pytest.fixture(scope="module")
+def full_job(tmp_path_factory):
+    return _run_job(tmp_path_factory.mktemp("full"))
+
+
+def test_module_runs_on_builtin_data_and_writes_the_table(quick_job):
+    result, records, _ = quick_job
     models = {(r["task"], r["model"]) for r in records}
     for expected in [
         ("multi-class", "LogisticRegression"),
@@ -43,9 +64,168 @@ def test_module_runs_on_builtin_data_and_writes_the_table(tmp_path):
     for r in records:
         if r["task"] == "multi-class":
             assert r["accuracy"] > 0.85
-    # The printed table and the progress lines go to their own streams.
+    # The printed report and the progress lines go to their own streams.
     assert "SparsemaxClassifier" in result.stdout
     assert "[1/3]" in result.stderr and "[1/3]" not in result.stdout
+
+
+# ------------------------------------------------------------------ the report
+
+
+@pytest.mark.parametrize("job", ["quick_job", "full_job"])
+def test_report_is_at_most_100_characters_wide(request, job):
+    result, _, _ = request.getfixturevalue(job)
+    lines = result.stdout.splitlines()
+    assert len(lines) > 40
+    too_wide = [line for line in lines if len(line) > 100]
+    assert not too_wide, too_wide
+
+
+def _table_headers(stdout):
+    return [re.split(r"\s{2,}", line.strip()) for line in stdout.splitlines()
+            if line.startswith("model  ")]
+
+
+def test_every_score_column_says_which_way_is_better(full_job):
+    result, _, results = full_job
+    headers = _table_headers(result.stdout)
+    assert len(headers) == len(results["tasks"]) == 3
+    for header in headers:
+        scores = [h for h in header if h not in ("model", "mean support")]
+        assert len(scores) == 3, header
+        assert all(h.endswith(("↑", "↓")) for h in scores), header
+    assert "Jensen-Shannon divergence" in result.stdout
+    assert "mean support: average number" in result.stdout
+    assert "held-out 30%" in result.stdout
+    # No blank cell: every table row has as many cells as its header.
+    for line in result.stdout.splitlines():
+        if line.startswith(("LogisticRegression ", "Sparsemax")):
+            assert len(re.split(r"\s{2,}", line.strip())) == 5, line
+
+
+_CLASSIFICATION = re.compile(
+    r"^(?P<model>.+?): (?P<score>accuracy|micro F1) (?P<a>[\d.]+)% vs (?P<base>.+?) "
+    r"(?P<b>[\d.]+)% \((?P<d>[+−][\d.]+) points\); (?P<s>[\d.]+) of (?P<k>\d+) "
+    r"(classes|labels) nonzero per prediction on average \((?P=base): (?P<bs>[\d.]+)\)\.$"
+)
+_PROPORTIONS = re.compile(
+    r"^sparsemax loss: JSD (?P<a>[\d.]+) vs softmax loss (?P<b>[\d.]+) \((?P<p>\d+)% "
+    r"(?P<dir>lower|higher)\), MSE (?P<c>[\d.]+) vs (?P<d>[\d.]+); (?P<s>[\d.]+) of 10 "
+    r"labels nonzero on average \(softmax loss: (?P<t>[\d.]+)\)\.$"
+)
+_CURVE = re.compile(r"the sparsemax loss has the lower JSD at (\d+) of (\d+) lengths")
+
+
+def _check_classification(task, line):
+    m = _CLASSIFICATION.match(line)
+    assert m, line
+    rows = {r["model"]: r for r in task["rows"]}
+    key = "accuracy" if m["score"] == "accuracy" else "micro_f1"
+    row, base = rows[m["model"]], rows[m["base"]]
+    assert m["base"] == task["baseline"]
+    assert float(m["a"]) == round(100 * row[key], 1)
+    assert float(m["b"]) == round(100 * base[key], 1)
+    assert float(m["d"].replace("−", "-")) == pytest.approx(float(m["a"]) - float(m["b"]))
+    assert float(m["s"]) == round(row["mean_support"], 2)
+    assert float(m["bs"]) == round(base["mean_support"], 2)
+    assert int(m["k"]) == task["n_outputs"]
+    return m["model"]
+
+
+def _check_proportions(task, lines):
+    m = _PROPORTIONS.match(lines[0])
+    assert m, lines[0]
+    rows = {r["model"].split("'")[1]: r for r in task["rows"]}
+    sp, so = rows["sparsemax"], rows["softmax"]
+    a, b = round(sp["jsd"], 4), round(so["jsd"], 4)
+    assert (float(m["a"]), float(m["b"])) == (a, b)
+    assert int(m["p"]) == round(abs(100 * (1 - a / b)))
+    assert m["dir"] == ("lower" if a < b else "higher")
+    assert (float(m["c"]), float(m["d"])) == (round(sp["mse"], 5), round(so["mse"], 5))
+    assert float(m["s"]) == round(sp["mean_support"], 2)
+    assert float(m["t"]) == round(so["mean_support"], 2)
+    curve = _CURVE.search(lines[1])
+    jsd = {}
+    for point in task["curve"]:
+        jsd.setdefault(point["document_length"], {})[point["loss"]] = point["jsd"]
+    wins = sum(v["sparsemax"] < v["softmax"] for v in jsd.values())
+    assert (int(curve[1]), int(curve[2])) == (wins, len(jsd))
+
+
+@pytest.mark.parametrize("job", ["quick_job", "full_job"])
+def test_closing_lines_are_the_numbers_of_results_json(request, job):
+    result, _, results = request.getfixturevalue(job)
+    printed = " ".join(result.stdout.split())
+    for task in results["tasks"]:
+        assert task["closing"]
+        for line in task["closing"]:
+            assert " ".join(line.split()) in printed
+        if task["key"] == "label proportions":
+            _check_proportions(task, task["closing"])
+        else:
+            named = {_check_classification(task, line) for line in task["closing"]}
+            assert named == {r["model"] for r in task["rows"]} - {task["baseline"]}
+
+
+def test_the_report_folder_holds_the_report_and_the_figure(full_job, tmp_path):
+    result, _, results = full_job
+    lines = result.stdout.splitlines()
+    assert not any(line.startswith("No figure: matplotlib failed") for line in lines), lines[-3:]
+    written = [line for line in lines if line.startswith("Written to ")]
+    assert written, lines[-3:]
+    folder = Path(written[-1].split("Written to ")[1].split(":")[0])
+    markdown = (folder / "report.md").read_text(encoding="utf-8")
+    assert markdown.count("| model |") == 3
+    for task in results["tasks"]:
+        assert task["title"] in markdown
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "pip install matplotlib" in result.stdout
+    else:
+        assert (folder / "report.png").stat().st_size > 10_000
+        assert "report.png" in markdown
+
+
+def test_quick_is_smaller_and_warns_nothing(quick_job, full_job):
+    quick, full = quick_job[2], full_job[2]
+    assert quick["settings"]["quick"] and not full["settings"]["quick"]
+    assert quick["settings"]["max_iter"] < full["settings"]["max_iter"]
+    for q, f in zip(quick["tasks"], full["tasks"]):
+        assert q["key"] == f["key"]
+        assert q["sizes"]["n_train"] <= f["sizes"]["n_train"]
+    assert sum(t["sizes"]["n_train"] for t in quick["tasks"]) < 0.7 * sum(
+        t["sizes"]["n_train"] for t in full["tasks"])
+    assert len(quick["tasks"][2]["curve"]) < len(full["tasks"][2]["curve"])
+    assert "Warning" not in quick_job[0].stderr
+    assert "quick run" in quick_job[0].stdout
+
+
+def test_without_matplotlib_the_report_says_how_to_get_the_figure(tmp_path, capsys,
+                                                                  monkeypatch):
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing it fails
+    path = tmp_path / "d.csv"
+    _write_csv(path)
+    assert main(["--data", str(path), "--labels", "species", "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "pip install matplotlib" in out
+    assert "sksparsemax-report/" in out.splitlines()[-2]
+    folder = tmp_path / "sksparsemax-report"
+    assert (folder / "report.md").is_file() and (folder / "results.json").is_file()
+    assert not (folder / "report.png").exists()
+
+
+def test_a_cold_numba_cache_is_announced(tmp_path, capsys, monkeypatch):
+    import sksparsemax._cli as cli
+
+    monkeypatch.setattr(cli, "_numba_cache_cold", lambda: True)
+    path = tmp_path / "d.csv"
+    _write_csv(path)
+    assert main(["--data", str(path), "--labels", "species", "--quick"]) == 0
+    err = capsys.readouterr().err
+    assert "compiling the numba kernels (first run only" in err
+    assert "not counted in the fit times" in err
 
 
 def _write_csv(path, n=120, seed=0, multilabel=False):
@@ -121,6 +301,45 @@ def test_arff_data(tmp_path):
     assert main(["--data", str(path), "--labels", "lab1,lab2", "--quick"]) == 0
 
 
+def _three_label_arff(path, xml=False):
+    rng = np.random.default_rng(2)
+    lines = ["@relation toy", "@attribute f1 numeric", "@attribute flag {0,1}",
+             "@attribute f2 numeric"]
+    lines += [f"@attribute lab{j} {{0,1}}" for j in (1, 2, 3)] + ["@data"]
+    for _ in range(90):
+        f1, f2 = rng.standard_normal(2)
+        labels = [int(f1 > 0), int(f2 > 0 or f1 <= 0), int(f1 + f2 > 0)]
+        lines.append(f"{f1},{int(f2 > 1)},{f2}," + ",".join(map(str, labels)))
+    path.write_text("\n".join(lines) + "\n")
+    if xml:
+        labels = "".join(f'<label name="lab{j}"/>' for j in (1, 2, 3))
+        path.with_suffix(".xml").write_text(
+            f'<?xml version="1.0"?><labels xmlns="http://mulan.sourceforge.net/labels">'
+            f"{labels}</labels>\n")
+    return path
+
+
+@pytest.mark.parametrize("xml", [False, True])
+@pytest.mark.parametrize("labels, kind", [("lab1", "multi-class"), ("lab2,lab3", "multi-label")])
+def test_labels_drop_the_other_label_columns_of_a_mulan_file(tmp_path, capsys, xml, labels,
+                                                             kind):
+    path = _three_label_arff(tmp_path / "toy.arff", xml=xml)
+    folder = tmp_path / "rep"
+    assert main(["--data", str(path), "--labels", labels, "--quick",
+                 "--report-dir", str(folder)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    others = [n for n in ("lab1", "lab2", "lab3") if n not in labels.split(",")]
+    # Without the XML file the labels are the {0,1} attributes that end the list
+    # (MULAN's layout): the {0,1} feature "flag" stays a feature either way.
+    assert (f"dropped the {len(others)} other label column(s) of toy.arff "
+            f"({', '.join(others)})") in out
+    (task,) = json.loads((folder / "results.json").read_text(encoding="utf-8"))["tasks"]
+    assert task["key"] == kind
+    n_features = 3  # f1, flag, f2
+    assert task["sizes"]["n_features"] == n_features
+    assert {r["n_features_in"] for r in task["rows"]} == {n_features}
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -131,6 +350,7 @@ def test_arff_data(tmp_path):
         (["--output", "table.xlsx"], "use a .csv or .json"),
         (["--data", "{bad_arff}"], "cannot load"),
         (["--threads", "-1"], "--threads -1"),
+        (["--report-dir", "{txt}"], "is not a folder"),
     ],
 )
 def test_bad_input_gets_one_clear_line(tmp_path, capsys, argv, message):

@@ -28,6 +28,10 @@ from sksparsemax import (
 )
 from sksparsemax import transforms as T
 
+# The workers run the library's size rules (small fits take the NumPy path):
+# the local fits they are compared with must run the same code.
+pytestmark = pytest.mark.usefixtures("real_size_rules")
+
 da = pytest.importorskip("dask.array", reason="dask[array] is not installed")
 from sksparsemax.integrations import (  # noqa: E402
     dask_decision_function,
