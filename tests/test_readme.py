@@ -46,3 +46,13 @@ def test_quick_start_comments_match_the_outputs():
         np.testing.assert_allclose(func(z), shown, atol=5e-4)
     # sparsemax's exact zeros are what the README promises.
     assert np.count_nonzero(sparsemax(z) == 0) == 2
+
+
+def test_stated_python_version_is_the_packages():
+    import tomllib
+
+    project = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]
+    minimum = re.fullmatch(r">=(\d+\.\d+)", project["requires-python"]).group(1)
+    assert f"needs Python {minimum} or later" in README.read_text()
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "pip install -e \".[test,fast]\" && pytest" in ci  # the command the README shows
