@@ -194,10 +194,6 @@ def _support_sizes(P):
     return np.count_nonzero(np.asarray(P) > 0, axis=1)
 
 
-def _mean_support(P):
-    return float(_support_sizes(P).mean())
-
-
 def _jensen_shannon(P, Q):
     """Mean Jensen-Shannon divergence (natural log) between rows of P and Q."""
     M = (P + Q) / 2
@@ -395,7 +391,7 @@ def _builtin_tasks(args):
 
     X, y = _digits(args.quick, args.seed)
     _progress(f"[1/3] multi-class: digits ({X.shape[0]} samples, 10 classes)")
-    split = train_test_split(X, y, test_size=0.3, stratify=y, random_state=args.seed)
+    split = train_test_split(X, y, test_size=_report.TEST_SIZE, stratify=y, random_state=args.seed)
     rows = run_multiclass("digits", *split, quick=args.quick, seed=args.seed)
     tasks = [_report.digits_task(rows, X.shape[0], split[0].shape[0], split[1].shape[0])]
     train = load_emotions(subset="train")

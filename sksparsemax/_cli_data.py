@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._report import TEST_SIZE
+
 _MIN_ROWS = 10  # fewer: a 70/30 split leaves a test part of 1-2 rows, or fails
 
 
@@ -165,7 +167,7 @@ def split(name, X, Y, *, stratify, seed):
 
     try:
         return train_test_split(
-            X, Y, test_size=0.3, stratify=Y if stratify else None, random_state=seed
+            X, Y, test_size=TEST_SIZE, stratify=Y if stratify else None, random_state=seed
         )
     except ValueError as exc:
         raise UsageError(

@@ -18,6 +18,9 @@ import math
 import textwrap
 
 WIDTH = 100
+#: The held-out share of the job's splits (the report states it from here).
+TEST_SIZE = 0.3
+_SPLIT = f"{100 - round(100 * TEST_SIZE)}%", f"{round(100 * TEST_SIZE)}%"
 DASH = "—"
 
 # (row key, header, format) per task; the arrow says which way is better.
@@ -127,8 +130,9 @@ def digits_task(rows, n_samples, n_train, n_test):
     return _task(
         "multi-class", "Multi-class classification: handwritten digits",
         f"The digits data of scikit-learn ({n_samples} images of 8×8 pixels, i.e. 64 features, "
-        f"10 classes): fitted on a stratified 70% ({n_train} images), scored on the held-out "
-        f"30% ({n_test}); three sparse classifiers next to LogisticRegression.",
+        f"10 classes): fitted on a stratified {_SPLIT[0]} ({n_train} images), scored on the "
+        f"held-out {_SPLIT[1]} ({n_test}); {len(rows) - 1} sparse classifiers next to "
+        "LogisticRegression.",
         rows, baseline="LogisticRegression", n_outputs=10, word="classes",
         sizes={"n_samples": n_samples, "n_train": n_train, "n_test": n_test,
                "n_features": 64, "n_outputs": 10})
@@ -164,14 +168,16 @@ def proportions_task(rows, curve, n_train, n_test):
 
 def user_task(kind, name, rows, sizes, note):
     n, word = sizes["n_outputs"], "classes" if kind == "multi-class" else "labels"
-    what = ("three sparse classifiers next to LogisticRegression" if kind == "multi-class"
+    what = (f"{len(rows) - 1} sparse classifiers next to LogisticRegression"
+            if kind == "multi-class"
             else "SparsemaxMultiLabel with the sparsemax and the softmax loss next to "
                  "one-vs-rest LogisticRegression")
     strat = "a stratified " if kind == "multi-class" else ""
     return _task(
         kind, f"{kind.capitalize()} classification: {name}",
         f"The file {name} ({sizes['n_samples']} rows, {sizes['n_features']} features, "
-        f"{n} {word}): fitted on {strat}70% ({sizes['n_train']} rows), scored on the held-out 30% "
+        f"{n} {word}): fitted on {strat}{_SPLIT[0]} ({sizes['n_train']} rows), scored on the "
+        f"held-out {_SPLIT[1]} "
         f"({sizes['n_test']}); {what}.",
         rows, baseline=("LogisticRegression" if kind == "multi-class"
                         else "OneVsRest(LogisticRegression)"),

@@ -292,7 +292,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             # b0 so that the intercepts sum to 0, as from b = 0 (and as in
             # LogisticRegression). A per-label loss compares each score with
             # 0: its b0 stays as it is.
-            if getattr(linear_loss.base_loss, "shift_invariant", True):
+            if linear_loss.base_loss.shift_invariant:
                 b0 = b0 - b0.mean()
             w0[-n_classes:] = b0
         return w0
@@ -367,7 +367,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         P = loss.predict_proba(Z)
         # A distribution whatever the loss's rows sum to (budget sparsemax:
         # its budget).
-        total = getattr(loss, "row_sum", 1.0)
+        total = loss.row_sum
         return P if total == 1.0 else P / total
 
     def predict_log_proba(self, X):

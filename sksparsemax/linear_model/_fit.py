@@ -168,7 +168,7 @@ def _solve(linear_loss, X, w0, target, n_classes, sample_weight, l2, settings, p
         )
     n_warm = 0
     if policy.warmup_iter:
-        w0, n_warm = _softmax_warmup(linear_loss, w0, args, settings, policy, precondition)
+        w0, n_warm = _smooth_warmup(linear_loss, w0, args, settings, policy, precondition)
     if settings.solver == "newton-cg":
         w, n_iter = _newton(linear_loss, w0, args, settings, policy)
     else:
@@ -188,8 +188,10 @@ def _stall(policy, settings):
     return (policy.stall_window, settings.tol)
 
 
-def _softmax_warmup(linear_loss, w0, args, settings, policy, precondition):
-    """A few L-BFGS iterations on the softmax loss from ``w0``: ``(w, n_iter)``.
+def _smooth_warmup(linear_loss, w0, args, settings, policy, precondition):
+    """A few L-BFGS iterations on a smooth loss from ``w0``: ``(w, n_iter)``.
+
+    The softmax loss, the smooth counterpart of the simplex losses.
 
     A loss whose targets are not distributions over the classes (the
     per-label losses) names its own smooth counterpart (``_warmup_loss``).

@@ -157,12 +157,7 @@ class MarginalMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
             Y = check_marginals(Y, *Y.shape).proba
             self._multilabel = True
             return self._label_classes(Y.shape[1]), Y, None
-        # A single column (or a 1-D y): class labels, one per sample.
-        if sp.issparse(y):
-            y = y.toarray()
-        y = column_or_1d(y, warn=True)
-        self._multilabel = False
-        return super()._encode_target(y)
+        return self._encode_class_labels(y)
 
     def _check_target(self, target, n_samples, n_classes):
         if self._multilabel:
@@ -244,11 +239,10 @@ class MarginalMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
             ``p_j`` (see :meth:`predict_marginals`). For a 1-D ``y``: the
             loss's class probabilities (rows on the simplex).
         """
-        Z = self._raw_scores(X)
-        P = self._make_loss(Z.shape[1]).predict_proba(Z)
-        if self._multilabel:
-            return [np.column_stack([1 - P[:, j], P[:, j]]) for j in range(P.shape[1])]
-        return P
+        if not getattr(self, "_multilabel", False):  # also: unfitted
+            return super().predict_proba(X)
+        P = self.predict_marginals(X)
+        return [np.column_stack([1 - P[:, j], P[:, j]]) for j in range(P.shape[1])]
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`; ``-inf`` where it is exactly 0.
@@ -262,8 +256,7 @@ class MarginalMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
         log_proba : list of ndarray or ndarray
             The logarithm of each array of :meth:`predict_proba`.
         """
-        proba = self.predict_proba(X)
+        if not getattr(self, "_multilabel", False):  # also: unfitted
+            return super().predict_log_proba(X)
         with np.errstate(divide="ignore"):
-            if isinstance(proba, list):
-                return [np.log(p) for p in proba]
-            return np.log(proba)
+            return [np.log(p) for p in self.predict_proba(X)]

@@ -114,6 +114,14 @@ class _MultiLabelMixin:
             multi_output=True,
         )
 
+    def _encode_class_labels(self, y):
+        """A single column (or a 1-D ``y``): class labels, one per sample."""
+        if sp.issparse(y):
+            y = y.toarray()
+        y = column_or_1d(y, warn=True)
+        self._multilabel = False
+        return super()._encode_target(y)
+
     def _label_classes(self, n_labels):
         """``classes_`` of a 2-D ``Y``: its column names, or 0..n_labels-1."""
         names = self._label_names
@@ -321,12 +329,7 @@ class SparsemaxMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
                 )
             self._multilabel = True
             return self._label_classes(Q.shape[1]), Q, labelled if n_unlabelled else None
-        # A single column (or a 1-D y): class labels, one per sample.
-        if sp.issparse(y):
-            y = y.toarray()
-        y = column_or_1d(y, warn=True)
-        self._multilabel = False
-        return super()._encode_target(y)
+        return self._encode_class_labels(y)
 
     def _make_loss(self, n_classes):
         return get_loss(self.loss)

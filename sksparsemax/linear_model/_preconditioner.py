@@ -255,7 +255,8 @@ class GramPreconditioner:
         return out
 
 
-#: Features from which the blocked triangular products beat BLAS's.
+#: Features from which the blocked triangular kernels are used; below, the
+#: products are small and BLAS's need no compilation.
 _MIN_KERNEL_FEATURES = 64
 
 

@@ -19,9 +19,9 @@ from ..transforms._validation import raise_invalid_row
 MAX_FUSED_COEF = 2**14
 
 #: Below this many multiply-adds per evaluation (``n d K`` for dense ``X``)
-#: NumPy's BLAS path is as fast as the one-pass kernel (a 1000 x 20 problem
-#: with 5 classes is faster on it), and a first fit on small data then
-#: compiles nothing (a cold numba cache costs seconds).
+#: the fit takes NumPy's BLAS path: a kernel's per-call saving is small next
+#: to its first compilation, so a first fit on small data compiles nothing
+#: (benchmarks/bench_cold_start.py measures the first fit).
 MIN_FUSED_WORK = 2**18
 
 #: Score matrices with fewer entries take the NumPy path (see above).

@@ -119,12 +119,14 @@ def tsallis_entropy(p, alpha, axis=-1):
     return H[()]
 
 
-def _neg_tsallis(target, alpha):
-    """The constant ``-H_alpha(q)`` of a target (cached per alpha)."""
+def _neg_tsallis(target, alpha, key=None):
+    """The constant ``-H_alpha(q)`` of a target, cached per ``key`` (``alpha``
+    by default; an array of alphas is not hashable: its loss is the key)."""
     if target.is_indices:
         return 0.0
     return target.cached(
-        ("neg_tsallis", alpha), lambda: -tsallis_rows(target.proba, alpha)
+        ("neg_tsallis", alpha if key is None else key),
+        lambda: -tsallis_rows(target.proba, alpha),
     )
 
 
@@ -331,7 +333,7 @@ class _PerSampleTsallisLoss(FenchelYoungLoss):
     def _target_term(self, target):
         if target.is_indices:  # H_alpha(one-hot) = 0 for every alpha
             return 0.0
-        return target.cached(("omega", self), lambda: self.omega(target.proba))
+        return _neg_tsallis(target, self._alphas(target.proba), key=self)
 
 
 #: The alphas whose loss is another shipped loss (exact closed forms and

@@ -169,7 +169,7 @@ class MarginalLoss:
             return check_target(np.stack([Y, 1.0 - Y], axis=-1).reshape(-1, 2),
                                 Y.size, 2)
 
-        return target.cached(("pairs", id(self.base)), build)
+        return target.cached("pairs", build)
 
     @staticmethod
     def _scores(Z):

@@ -83,8 +83,9 @@ def _checked_rows(xp, Z, B, wide):
 
 
 def _segment_values(xp, Ys):
-    """``(Vs, C)`` of the NumPy path's ``_segment_values``, without a gather:
-    the breakpoints sorted by value and their kind from a stable argsort."""
+    """``(Vs, C)``: the breakpoints ``y_i`` and ``y_i - 1`` sorted decreasingly
+    (their kind from a stable argsort, without a gather) and ``f`` at each of
+    them from prefix sums."""
     K = Ys.shape[-1]
     V = xp.concat([Ys, Ys - 1.0], axis=-1)
     order = xp.argsort(V, axis=-1, descending=True, stable=True)
@@ -102,8 +103,8 @@ def _segment_values(xp, Ys):
 
 
 def _flat_threshold(xp, Ys, B, index):
-    """The NumPy path's ``_flat_threshold``: ``y_(b+1)`` where ``f`` is flat at
-    the integer level ``b``, NaN elsewhere."""
+    """``y_(b+1)`` where ``f`` is flat at the integer level ``b`` (the 0/1
+    solution, as the NumPy path's ``_flat_rows``), NaN elsewhere."""
     dev = _compat().device(Ys)
     ninf = xp.full(tuple(Ys.shape[:-1]) + (1,), -float("inf"), dtype=Ys.dtype, device=dev)
     padded = xp.concat([Ys, ninf], axis=-1)

@@ -73,7 +73,7 @@ def _entmax_threshold(xp, X, alpha, tol, max_iter):
         D = X - t
         pos = D > 0
         D = xp.where(pos, D, zero)
-        W = xp.where(pos, xp.where(pos, D, one) ** (e - 1.0), zero)
+        W = _power_where(xp, D, pos, e - 1.0)
         f = xp.sum(W * D, axis=-1, keepdims=True) - 1.0
         fp = xp.sum(W, axis=-1, keepdims=True) * e
         above = f > 0

@@ -9,7 +9,6 @@ from . import _backend
 from ._validation import (
     _batch_index,
     as_float_array,
-    checked_row_max,
     from_rows,
     pair_to_rows,
     raise_invalid_row,
@@ -94,9 +93,7 @@ def _shifted_rows(Z, shape, b):
     bad = ~np.isfinite(zmax[:, 0]) | (b > counts)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        head = zmax.copy()
-        head[row + 1 :] = 0
-        checked_row_max(Z, shape, "z", head)  # raises if the row is invalid
+        raise_invalid_row(Z, shape, "z", zmax.ravel(), row)  # if the row is invalid
         raise_budget_error(b[: row + 1], counts[: row + 1], shape)
     return Y
 
@@ -354,8 +351,7 @@ def budget_sparsemax(z, budget, axis=-1):
     bracket of the root) stops once the free and capped entries no longer
     change: the last Newton step then solves the linear equation on the
     root's segment in closed form. The slices are processed together, those
-    that have converged leave the iteration; typically 5 to 12 passes over
-    the scores. The computation runs in float64 on scores shifted by their
+    that have converged leave the iteration. The computation runs in float64 on scores shifted by their
     slice maximum.
 
     Parameters

@@ -1,16 +1,16 @@
 """alpha-entmax (Peters, Niculae & Martins, 2019)."""
 
-import numbers
 
 import numpy as np
 
-from .._checks import check_alpha_values, check_k
+from .._checks import check_alpha_values
 from . import _array_api as _xp
 from . import _array_api_entmax as _xpe
 from . import _backend
 from ._softmax import softmax
 from ._validation import (
     as_float_array,
+    check_tol_max_iter,
     checked_row_max,
     compiled_rows,
     from_rows,
@@ -347,14 +347,7 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
            [0.9      , 0.1      , 0.       ]])
     """
     alpha = check_alpha_values(alpha)
-    if tol is None:
-        tol = 4 * np.finfo(np.float64).eps
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
-        tol > 0 and np.isfinite(tol)
-    ):
-        raise ValueError(f"tol must be a finite positive number; got tol={tol!r}.")
-    # An integer count: 2.7 (or True) would be silently truncated.
-    max_iter = check_k(max_iter, name="max_iter")
+    tol, max_iter = check_tol_max_iter(tol, max_iter)
     if isinstance(alpha, float) and alpha == 1.0:
         return softmax(z, axis=axis)
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):

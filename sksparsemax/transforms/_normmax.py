@@ -1,15 +1,15 @@
 """alpha-normmax: the simplex argmax regularised by an alpha-norm."""
 
-import numbers
 
 import numpy as np
 
-from .._checks import check_alpha, check_k
+from .._checks import check_alpha
 from . import _array_api as _xp
 from . import _array_api_normmax as _xpn
 from . import _backend
 from ._validation import (
     as_float_array,
+    check_tol_max_iter,
     checked_row_max,
     compiled_rows,
     from_rows,
@@ -34,16 +34,6 @@ def check_normmax_alpha(alpha, name="alpha"):
             "constant on the simplex, so the maximiser is not unique)."
         )
     return value
-
-
-def _check_tol(tol, max_iter):
-    if tol is None:
-        tol = 4 * np.finfo(np.float64).eps
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
-        tol > 0 and np.isfinite(tol)
-    ):
-        raise ValueError(f"tol must be a finite positive number; got tol={tol!r}.")
-    return float(tol), check_k(max_iter, name="max_iter")
 
 
 def _closed_form_2(X):
@@ -209,7 +199,7 @@ def normmax(z, alpha=2.0, axis=-1, *, tol=None, max_iter=100):
     array([1., 0., 0.])
     """
     alpha = check_normmax_alpha(alpha)
-    tol, max_iter = _check_tol(tol, max_iter)
+    tol, max_iter = check_tol_max_iter(tol, max_iter)
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
         return _xpn.normmax(z, alpha, axis, tol=tol, max_iter=max_iter)
     z = as_float_array(z)

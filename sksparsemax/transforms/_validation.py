@@ -2,10 +2,13 @@
 NaN / +inf / all -inf policy.  Pure NumPy (this layer never imports
 scikit-learn)."""
 
+import numbers
 import operator
 import sys
 
 import numpy as np
+
+from .._checks import check_k
 
 
 def _special_input(z, name, masked_value):
@@ -236,6 +239,19 @@ def raise_bad_pair(P, V, shape, names=("p", "v")):
                 else "tangents must be finite"
             )
             raise ValueError(f"{name} {problem} at {_batch_index(row, shape)} ({hint}).")
+
+
+def check_tol_max_iter(tol, max_iter):
+    """``(tol, max_iter)`` of a root search, checked: ``tol`` a finite number
+    > 0 (None: ``4 * eps`` of float64), ``max_iter`` an integer count (2.7
+    or True would be silently truncated)."""
+    if tol is None:
+        tol = 4 * np.finfo(np.float64).eps
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (
+        tol > 0 and np.isfinite(tol)
+    ):
+        raise ValueError(f"tol must be a finite positive number; got tol={tol!r}.")
+    return float(tol), check_k(max_iter, name="max_iter")
 
 
 def per_slice(values, rows_shape, axis, name="alpha"):
