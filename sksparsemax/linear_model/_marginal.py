@@ -4,7 +4,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import column_or_1d
 
 from ..losses import FenchelYoungLoss, MarginalLoss, check_marginals, get_loss, loss_names
 from ._base import _BaseSparseLinearClassifier, forward
