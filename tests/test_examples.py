@@ -259,8 +259,11 @@ def test_comparison_notebook_uses_the_main_jobs_split_and_models():
     match = re.search(r"^TEST_SIZE, SEED, MAX_ITER = ([\d.]+), (\d+), (\d+)$", source, re.M)
     assert match, "the notebook must set TEST_SIZE, SEED, MAX_ITER in one line"
     test_size, seed, max_iter = float(match[1]), int(match[2]), int(match[3])
-    assert f"test_size={test_size}, stratify=y, random_state=args.seed" in inspect.getsource(
-        _cli._builtin_tasks
+    from sksparsemax import _report
+
+    assert _report.TEST_SIZE == test_size
+    assert "test_size=_report.TEST_SIZE, stratify=y, random_state=args.seed" in (
+        inspect.getsource(_cli._builtin_tasks)
     )
     assert _cli.build_parser().parse_args([]).seed == seed
     assert _cli._max_iter(False) == max_iter
