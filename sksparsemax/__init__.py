@@ -12,7 +12,12 @@ do. This package offers
   :class:`SparseSoftmaxClassifier`, :class:`EntmaxClassifier`,
   :class:`SparsemaxMultiLabel` (label proportions) and
   :class:`MarginalMultiLabel` (per-label marginals), defined in
-  :mod:`sksparsemax.linear_model`;
+  :mod:`sksparsemax.linear_model`, and their cross-validated counterparts
+  (:class:`SparsemaxClassifierCV`, ...: ``C`` chosen on warm-started
+  regularisation paths);
+- :mod:`sksparsemax.conformal`: prediction sets with guaranteed coverage,
+  the supports of sparsemax and entmax at a calibrated temperature
+  (:class:`~sksparsemax.conformal.SparseConformalClassifier`);
 - :mod:`sksparsemax.datasets` and :mod:`sksparsemax.continuous` (continuous
   entmax densities and attention).
 
@@ -26,13 +31,19 @@ __version__ = "0.1.0.dev0"
 
 _ESTIMATORS = (
     "EntmaxClassifier",
+    "EntmaxClassifierCV",
     "FenchelYoungClassifier",
+    "FenchelYoungClassifierCV",
     "MarginalMultiLabel",
     "SparseSoftmaxClassifier",
+    "SparseSoftmaxClassifierCV",
     "SparsemaxClassifier",
+    "SparsemaxClassifierCV",
     "SparsemaxMultiLabel",
+    "SparsemaxMultiLabelCV",
 )
 _SUBMODULES = (
+    "conformal",
     "continuous",
     "datasets",
     "integrations",

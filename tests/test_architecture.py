@@ -30,6 +30,7 @@ ALLOWED = {
         {"integrations", "transforms", "linear_model"},
         {"numpy", "pandas", "dask"},
     ),
+    "conformal": ({"conformal", "transforms", "linear_model"}, {"numpy", "scipy", "sklearn"}),
 }
 
 

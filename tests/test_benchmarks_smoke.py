@@ -255,3 +255,28 @@ def test_cv_shortcut_matches_gridsearchcv(method):
     best = bench.select(table, "micro_f1")
     assert best["C"] == search.best_params_["clf__C"]
     assert best["threshold"] == search.best_params_[thr_param]
+
+
+def test_cv_benchmark_smoke(capsys):
+    """bench_cv.py's searches run and report on tiny data (both kinds of problem)."""
+    from sklearn.datasets import make_classification, make_multilabel_classification
+    from sklearn.metrics import accuracy_score
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    bench = _load("bench_cv.py")
+    X, y = make_classification(n_samples=150, n_features=5, n_informative=3,
+                               n_classes=3, random_state=0)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    models = bench.classifier_models(np.logspace(-2, 2, 3), folds, 1e-4, 100)
+    ratios = bench.run_problem("tiny", models, X, y, X, y, accuracy_score, 1, (X, y))
+    assert set(ratios) == {"GridSearchCV", "LogisticRegressionCV"}
+    assert all(r > 0 for r in ratios.values())
+    X, Y = make_multilabel_classification(n_samples=120, n_features=5, n_classes=3,
+                                          allow_unlabeled=False, random_state=0)
+    folds = list(KFold(3, shuffle=True, random_state=0).split(X))
+    models = bench.multilabel_models([0.1, 1.0], folds, 1e-4, 100)
+    bench.run_problem("tiny ML", models, X, Y, X, Y, lambda a, b: 0.0, 1, (X, Y))
+    out = capsys.readouterr().out
+    assert out.count("chose what GridSearchCV chose: yes") == 2
+    bench._targets({"multilabel": {"GridSearchCV": 0.2}})
+    assert "(target <= 0.3: met)" in capsys.readouterr().out

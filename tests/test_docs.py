@@ -38,7 +38,9 @@ import sksparsemax
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-SUBPACKAGES = ("transforms", "losses", "linear_model", "datasets", "continuous", "integrations")
+SUBPACKAGES = (
+    "transforms", "losses", "linear_model", "datasets", "continuous", "integrations", "conformal",
+)
 BUILD_TIMEOUT = 1200  # seconds
 
 sys.path.insert(0, str(DOCS / "_ext"))

@@ -64,7 +64,9 @@ from docutils.parsers.rst import Directive, directives, roles
 from numpydoc.docscrape_sphinx import get_doc_object
 from numpydoc.validate import validate
 
-SUBPACKAGES = ("transforms", "losses", "linear_model", "datasets", "continuous", "integrations")
+SUBPACKAGES = (
+    "transforms", "losses", "linear_model", "datasets", "continuous", "integrations", "conformal",
+)
 
 CHECKED = frozenset(
     """GL05 GL06 GL07 GL08 GL10 SS01 SS02 SS03 SS04 SS05 SS06 PR01 PR02 PR03 PR04

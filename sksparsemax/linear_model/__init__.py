@@ -17,6 +17,12 @@ but probabilities with exact zeros.
 :class:`MarginalMultiLabel`        multi-label classification with per-label
                                    marginal probabilities (any loss)
 =================================  ==========================================
+
+Each multi-class estimator and :class:`SparsemaxMultiLabel` has a
+cross-validated counterpart (``SparsemaxClassifierCV``, ...), the relative of
+:class:`~sklearn.linear_model.LogisticRegressionCV`: ``C`` (and ``alpha``,
+``k``, ``scale`` or ``threshold``) chosen on warm-started regularisation
+paths, folds in parallel.
 """
 
 from ._classifiers import (
@@ -25,14 +31,26 @@ from ._classifiers import (
     SparsemaxClassifier,
     SparseSoftmaxClassifier,
 )
+from ._cv_estimators import (
+    EntmaxClassifierCV,
+    FenchelYoungClassifierCV,
+    SparsemaxClassifierCV,
+    SparsemaxMultiLabelCV,
+    SparseSoftmaxClassifierCV,
+)
 from ._marginal import MarginalMultiLabel
 from ._multilabel import SparsemaxMultiLabel
 
 __all__ = [
     "EntmaxClassifier",
+    "EntmaxClassifierCV",
     "FenchelYoungClassifier",
+    "FenchelYoungClassifierCV",
     "MarginalMultiLabel",
     "SparseSoftmaxClassifier",
+    "SparseSoftmaxClassifierCV",
     "SparsemaxClassifier",
+    "SparsemaxClassifierCV",
     "SparsemaxMultiLabel",
+    "SparsemaxMultiLabelCV",
 ]

@@ -1,6 +1,7 @@
 """Shared fit/predict machinery of the sparse linear classifiers."""
 
 import inspect
+from dataclasses import dataclass
 import numbers
 from numbers import Integral, Real
 
@@ -13,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..losses import check_target
-from ._fit import FitSettings, fit_coefficients, policy_for
+from ._fit import FitSettings, fit_path, policy_for
 from ._linear_loss import LinearModelLoss
 
 _ACCEPT_SPARSE = ["csr", "csc"]
@@ -73,6 +74,22 @@ def _mean_target(target, sample_weight, sw_sum):
     if sample_weight is None:
         return target.proba.mean(axis=0)
     return sample_weight.astype(np.float64) @ target.proba / sw_sum
+
+
+@dataclass
+class FitProblem:
+    """What a fit minimises, once the data are validated: the solver's inputs."""
+
+    linear_loss: LinearModelLoss
+    X: object
+    target: object
+    classes: np.ndarray
+    sample_weight: object
+    sw_sum: float
+
+    @property
+    def n_classes(self):
+        return self.classes.shape[0]
 
 
 def forward(params, base):
@@ -201,9 +218,22 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             raise
 
     def _fit(self, X, y, sample_weight):
+        problem = self._fit_problem(X, y, sample_weight)
+        w0 = self._initial_coef(problem)
+        (solution,) = self._solve_path(problem, [self.C], w0, self._warm_started)
+        self._set_solution(problem, *solution)
+        return self
+
+    def _fit_problem(self, X, y, sample_weight):
+        """Validate the data and build what the solver minimises: a :class:`FitProblem`.
+
+        Sets the attributes that describe the data (``n_features_in_``,
+        ``feature_names_in_``, the target's kind), not the solution; the
+        regularisation path of the CV estimators solves one problem at
+        several ``C``.
+        """
         X, y = self._validate_fit_data(X, y)
-        n_samples, n_features = X.shape
-        sample_weight = _check_sample_weight(sample_weight, n_samples, X.dtype)
+        sample_weight = _check_sample_weight(sample_weight, X.shape[0], X.dtype)
         classes, target, keep = self._encode_target(y)
         n_classes = classes.shape[0]
         self._check_params_vs_data(n_classes)
@@ -226,38 +256,47 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             if sample_weight is None
             else float(np.sum(sample_weight, dtype=np.float64))
         )
-
         target = self._check_target(target, X.shape[0], n_classes)
-        loss = self._make_loss(n_classes)
-        linear_loss = LinearModelLoss(loss, self.fit_intercept)
+        linear_loss = LinearModelLoss(self._make_loss(n_classes), self.fit_intercept)
         X = linear_loss.prepare_data(X, n_classes)
-        w0 = self._initial_coef(
-            linear_loss, classes, n_features, target, sample_weight, sw_sum
-        )
+        return FitProblem(linear_loss, X, target, classes, sample_weight, sw_sum)
+
+    def _solve_path(self, problem, Cs, w0, warm_started=False):
+        """Minimise the objective at each ``C`` in turn, the first from ``w0``.
+
+        Each later ``C`` starts from the previous solution (a warm start).
+        Returns ``(weights, intercepts or None, n_iter)`` for each ``C``.
+        """
+        n_classes = problem.n_classes
+        loss = problem.linear_loss.base_loss
         settings = FitSettings(
             self.solver, self.max_iter, self.tol, self.verbose, type(self).__name__
         )
-        weights, intercept, n_iter = fit_coefficients(
-            linear_loss, X, target, n_classes, sample_weight, w0,
-            1.0 / (self.C * sw_sum), settings,
-            policy_for(loss, n_classes, self._warm_started),
+        policies = [
+            policy_for(loss, n_classes, warm_started or j > 0) for j in range(len(Cs))
+        ]
+        return fit_path(
+            problem.linear_loss, problem.X, problem.target, n_classes,
+            problem.sample_weight, w0, [1.0 / (C * problem.sw_sum) for C in Cs],
+            settings, policies,
         )
 
-        self.classes_ = classes
-        self.coef_ = weights.astype(X.dtype)
+    def _set_solution(self, problem, weights, intercept, n_iter):
+        """Store a solution of ``problem`` as the fitted attributes."""
+        dtype = problem.X.dtype
+        self.classes_ = problem.classes
+        self.coef_ = weights.astype(dtype)
         if intercept is None:
-            self.intercept_ = np.zeros(n_classes, dtype=X.dtype)
+            self.intercept_ = np.zeros(problem.n_classes, dtype=dtype)
         else:
-            self.intercept_ = intercept.astype(X.dtype)
+            self.intercept_ = intercept.astype(dtype)
         self.n_iter_ = n_iter
-        return self
 
     def _check_target(self, target, n_samples, n_classes):
         """The validated target of the loss (distributions over the classes)."""
         return check_target(target, n_samples, n_classes)
 
-    def _initial_coef(self, linear_loss, classes, n_features, target,
-                      sample_weight, sw_sum):
+    def _initial_coef(self, problem):
         """The previous solution (``warm_start``) or the intercept-only optimum.
 
         Without a warm start the weights start at 0 and the intercepts at
@@ -267,7 +306,8 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         softmax its logarithm, clipped), centred, a cheaper starting point
         than ``b = 0`` that costs one pass over the target.
         """
-        n_classes = classes.shape[0]
+        linear_loss, classes = problem.linear_loss, problem.classes
+        n_classes, n_features = problem.n_classes, problem.X.shape[1]
         self._warm_started = False
         if self.warm_start and hasattr(self, "coef_"):
             if self.coef_.shape != (n_classes, n_features) or not np.array_equal(
@@ -285,7 +325,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         w0 = linear_loss.init_zero_coef(n_classes, n_features)
         if self.fit_intercept:
             b0 = linear_loss.base_loss._scores_for(
-                _mean_target(target, sample_weight, sw_sum)
+                _mean_target(problem.target, problem.sample_weight, problem.sw_sum)
             )
             # A simplex loss is invariant to adding a constant to all scores,
             # and L-BFGS never changes sum(b) (its gradient sums to 0): centre

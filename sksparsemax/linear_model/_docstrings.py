@@ -73,3 +73,100 @@ def _doc(text):
         .replace("%(attributes)s", _COMMON_ATTRIBUTES)
         .replace("%(objective)s", _OBJECTIVE_NOTES)
     )
+
+
+_CV_PARAMETERS = """Cs : int or array-like of float, default=10
+        The grid of ``C``: a count ``n`` gives ``np.logspace(-4, 4, n)`` (as
+        in :class:`~sklearn.linear_model.LogisticRegressionCV`); a list is
+        used sorted increasingly. On each fold the path runs from the
+        smallest ``C`` to the largest, each fit starting from the previous
+        solution.
+    cv : int, cross-validation generator or iterable, default=None
+        As in scikit-learn: None is 5-fold, an int the number of folds
+        (stratified for class labels, plain k-fold for a 2-D ``Y``).
+    scoring : str or callable, default=None
+        A scorer name or ``scorer(estimator, X, y)``; None is the
+        estimator's accuracy. Given ``sample_weight``, it is passed to the
+        scorer on the held-out fold.
+    refit : bool, default=True
+        Refit the chosen parameters on all the data (starting from the
+        average of the folds' solutions). If False, the model is that
+        average, at the parameters chosen by the mean score (where
+        LogisticRegressionCV averages each fold's own best, which for
+        ``alpha`` or ``k`` would be no model at all).
+    n_jobs : int, default=None
+        Folds (and grid points that change the fit) run in parallel with
+        joblib; ``joblib.parallel_backend("dask")`` runs them on a Dask
+        cluster. None means 1 unless in a joblib context.
+    fit_intercept : bool, default=True
+        Whether to fit one (unpenalised) intercept per class.
+    tol : float, default=1e-4
+        Stop each solver run when the largest entry of the gradient is at
+        most ``tol``.
+    max_iter : int, default=100
+        Maximum number of solver iterations per value of ``C``."""
+
+_CV_SOLVER = """verbose : int, default=0
+        If positive, print the solver's iterations to stderr.
+    solver : {"lbfgs", "newton-cg"}, default="lbfgs"
+        The algorithm of every fit, as in the plain estimator."""
+
+_CV_CLASS_WEIGHT = """class_weight : dict or "balanced", default=None
+        Weights of the classes; ``"balanced"`` is computed on each training
+        fold, as :class:`~sklearn.model_selection.GridSearchCV` over the
+        plain estimator would."""
+
+_CV_ATTRIBUTES = """Cs_ : ndarray of shape (n_cs,)
+        The grid of ``C``, increasing.
+    C_ : float
+        The chosen ``C``.
+    best_params_ : dict
+        All the chosen parameters, ``C`` included.
+    best_score_ : float
+        The mean held-out score at ``best_params_``.
+    best_index_ : tuple of int
+        ``(grid point, C)``: where ``best_params_`` is in ``scores_``.
+    param_grid_ : list of dict
+        The values of the parameters other than ``C`` of each row of
+        ``scores_`` (``[{}]`` when there is no such grid).
+    scores_ : ndarray of shape (n_folds, n_grid, n_cs)
+        The held-out score of every fold, grid point and ``C``.
+    coefs_paths_ : ndarray of shape (n_folds, n_fits, n_cs, n_classes, n_dof)
+        The coefficients of every fold, every grid point that changes the
+        fit (``alphas``, ``ks``; 1 otherwise) and ``C``: the weights, then
+        the intercept when ``fit_intercept`` (``n_dof`` is ``n_features +
+        fit_intercept``), in float64.
+    n_iter_ : ndarray of shape (n_folds, n_fits, n_cs)
+        Solver iterations of every fit of the paths.
+    best_estimator_ : estimator
+        The plain estimator at the chosen parameters, fitted; the
+        predictions are its predictions.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (the labels of a 2-D ``Y``).
+    coef_ : ndarray of shape (n_classes, n_features)
+        ``best_estimator_.coef_``.
+    intercept_ : ndarray of shape (n_classes,)
+        ``best_estimator_.intercept_``.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during fit, when ``X`` has string column
+        names (pandas)."""
+
+_CV_NOTES = """Each fold fits the grid of ``C`` from the most regularised model to the
+    least, each fit warm-started from the previous one, reusing what does
+    not depend on ``C`` (the whitening's Gram matrix, the problem's shape).
+    The chosen parameters are those of the best mean held-out score; ties
+    go to the smallest ``C``, then to the first grid point: the choice of
+    :class:`~sklearn.model_selection.GridSearchCV` over the plain estimator
+    with the same folds and grid, which refits every point from scratch."""
+
+
+def _cv_doc(text):
+    return (
+        text.replace("%(cv_parameters)s", _CV_PARAMETERS)
+        .replace("%(cv_solver)s", _CV_SOLVER)
+        .replace("%(cv_class_weight)s", _CV_CLASS_WEIGHT)
+        .replace("%(cv_attributes)s", _CV_ATTRIBUTES)
+        .replace("%(cv_notes)s", _CV_NOTES)
+    )

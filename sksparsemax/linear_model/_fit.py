@@ -6,7 +6,7 @@ only say *what* to fit:
 - the problem's shape: wide data solved exactly in the row space of ``X``
   (:class:`._row_space.RowSpaceReduction`), empty sparse columns left out
   (their optimal weight is 0);
-- L-BFGS's change of variables (:func:`._preconditioner.gram_preconditioner`);
+- L-BFGS's change of variables (:func:`._preconditioner.gram_preconditioner_path`);
 - the safeguards of a loss with kinks (``loss.is_smooth(n_classes)`` False,
   such as top-k): a short L-BFGS warm-up on the softmax loss (the
   intercept-only start is a tie, a kink), the objective-stall stop of L-BFGS,
@@ -22,7 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..losses import get_loss
 from ._linear_loss import LinearModelLoss
-from ._preconditioner import gram_preconditioner
+from ._preconditioner import gram_preconditioner_path
 from ._row_space import row_space_reduction
 from ._solver import minimize_lbfgs, minimize_newton_cg
 
@@ -122,50 +122,73 @@ def objective_rtol(dtype):
     return max(64 * np.finfo(np.float64).eps, 16 * float(np.finfo(dtype).eps))
 
 
-def fit_coefficients(linear_loss, X, target, n_classes, sample_weight, w0, l2,
-                     settings, policy):
-    """Minimise the objective from ``w0``: ``(weights (K, d), intercepts or None, n_iter)``.
+def fit_path(linear_loss, X, target, n_classes, sample_weight, w0, l2s, settings,
+             policies):
+    """Minimise the objective at each ``l2`` in turn, each from the previous solution.
 
-    Chooses the problem's shape (row space, active columns, or as it is),
-    then runs :func:`_solve` on it and maps the solution back.
+    The first fit starts from ``w0``. Everything that does not depend on the
+    regularisation is done once for the whole path: the problem's shape (row
+    space, active columns, or as it is) and the moments of the whitening
+    (:func:`._preconditioner.gram_preconditioner_path`). ``policies`` holds
+    one :class:`SolverPolicy` per ``l2`` (a warm-started fit skips the
+    warm-up).
+
+    Returns
+    -------
+    solutions : list of tuple
+        ``(weights (K, d), intercepts or None, n_iter)`` for each ``l2``.
     """
     fit_intercept = linear_loss.fit_intercept
     n_features = X.shape[1]
-    args = (target, n_classes, sample_weight, l2, settings, policy)
     reduction = None
     if settings.solver == "lbfgs":
         reduction = row_space_reduction(X, n_classes, fit_intercept, sample_weight)
     if reduction is not None:
         # More features than samples: the same problem, exactly, in the row
         # space of X (see RowSpaceReduction).
-        w, n_iter = _solve(linear_loss, reduction.features,
-                           reduction.reduce(w0, n_classes), *args)
-        weights, intercept = reduction.expand(w, n_classes)
-        return weights, intercept, n_iter
-    active = _active_features(X)
-    if active is None:
-        w, n_iter = _solve(linear_loss, X, w0, *args)
-        weights, intercept = linear_loss.weight_intercept(w, n_classes)
-        return weights, intercept, n_iter
-    # Empty columns: weight 0 at the optimum; fit the others only.
-    W0, b0 = linear_loss.weight_intercept(w0, n_classes)
-    w, n_iter = _solve(linear_loss, X[:, active], linear_loss.pack(W0[:, active], b0),
-                       *args)
-    w_active, intercept = linear_loss.weight_intercept(w, n_classes)
-    weights = np.zeros((n_classes, n_features))
-    weights[:, active] = w_active
-    return weights, intercept, n_iter
+        X_fit, w = reduction.features, reduction.reduce(w0, n_classes)
 
+        def expand(w):
+            return reduction.expand(w, n_classes)
+    else:
+        active = _active_features(X)
+        if active is None:
+            X_fit, w = X, w0
 
-def _solve(linear_loss, X, w0, target, n_classes, sample_weight, l2, settings, policy):
-    """Warm-up (if the policy says so), then the chosen solver: ``(w, n_iter)``."""
-    args = (X, target, n_classes, sample_weight, l2)
-    precondition = None
+            def expand(w):
+                return linear_loss.weight_intercept(w, n_classes)
+        else:
+            # Empty columns: weight 0 at the optimum; fit the others only.
+            X_fit = X[:, active]
+            W0, b0 = linear_loss.weight_intercept(w0, n_classes)
+            w = linear_loss.pack(W0[:, active], b0)
+
+            def expand(w):
+                w_active, intercept = linear_loss.weight_intercept(w, n_classes)
+                weights = np.zeros((n_classes, n_features))
+                weights[:, active] = w_active
+                return weights, intercept
+    preconditioners = None
     if settings.solver == "lbfgs":
-        # One factorisation for the warm-up and the main run.
-        precondition = gram_preconditioner(
-            X, n_classes, linear_loss.fit_intercept, l2, sample_weight
+        preconditioners = gram_preconditioner_path(
+            X_fit, n_classes, fit_intercept, sample_weight
         )
+    solutions = []
+    for l2, policy in zip(l2s, policies):
+        precondition = None if preconditioners is None else preconditioners(l2)
+        w, n_iter = _solve(linear_loss, X_fit, w, target, n_classes, sample_weight,
+                           l2, settings, policy, precondition)
+        solutions.append((*expand(w), n_iter))
+    return solutions
+
+
+def _solve(linear_loss, X, w0, target, n_classes, sample_weight, l2, settings, policy,
+           precondition):
+    """Warm-up (if the policy says so), then the chosen solver: ``(w, n_iter)``.
+
+    ``precondition`` (L-BFGS only) serves the warm-up and the main run.
+    """
+    args = (X, target, n_classes, sample_weight, l2)
     n_warm = 0
     if policy.warmup_iter:
         w0, n_warm = _smooth_warmup(linear_loss, w0, args, settings, policy, precondition)

@@ -123,6 +123,48 @@ def _weighted_moments(X, sample_weight):
     return second / total, mean / total
 
 
+class GramMoments:
+    """The weighted moments of ``X`` that a :class:`GramPreconditioner` factorises.
+
+    They do not depend on the regularisation, so a regularisation path
+    computes them once and factorises ``G + l2 I`` for each ``l2``
+    (:func:`gram_preconditioner_path`).
+
+    Attributes
+    ----------
+    mean : ndarray of shape (n_features,)
+        The weighted feature means.
+    G : ndarray of shape (n_features, n_features) or None
+        The weighted Gram matrix, centred when ``fit_intercept``; None for
+        the diagonal variant.
+    var : ndarray of shape (n_features,) or None
+        The diagonal variant: the weighted variances (second moments without
+        an intercept).
+    largest_off_diagonal : float or None
+        The largest absolute off-diagonal entry of ``G``.
+    """
+
+    def __init__(self, X, fit_intercept, sample_weight=None, diagonal=False):
+        d = X.shape[1]
+        self.G = self.var = self.largest_off_diagonal = None
+        if diagonal:
+            second, self.mean = _weighted_moments(X, sample_weight)
+            var = second - self.mean**2 if fit_intercept else second
+            self.var = np.maximum(var, 0.0)
+            return
+        G, self.mean = _weighted_gram(X, sample_weight)
+        if fit_intercept:
+            step = 64  # G -= mean mean^T in row blocks: no d x d temporary
+            for start in range(0, d, step):
+                G[start : start + step] -= np.outer(self.mean[start : start + step], self.mean)
+        diag = G.diagonal().copy()
+        G.flat[:: d + 1] = 0.0  # the largest off-diagonal entry, no temporary
+        largest_off = max(float(G.max()), -float(G.min()))
+        G.flat[:: d + 1] = diag
+        self.largest_off_diagonal = largest_off
+        self.G = G
+
+
 class GramPreconditioner:
     """The change of variables ``w = P(v)`` that whitens the regularised Gram.
 
@@ -155,51 +197,39 @@ class GramPreconditioner:
     """
 
     def __init__(self, X, n_classes, fit_intercept, l2, sample_weight=None,
-                 diagonal=False):
-        n, d = X.shape
+                 diagonal=False, moments=None):
+        d = X.shape[1]
         self.layout = CoefLayout(n_classes, d, fit_intercept)
         self.fit_intercept = fit_intercept
-        if diagonal:
-            second, mean = _weighted_moments(X, sample_weight)
-            var = second - mean**2 if fit_intercept else second
-            var = np.maximum(var, 0.0)
+        if moments is None:
+            moments = GramMoments(X, fit_intercept, sample_weight, diagonal)
+        self.mean = moments.mean if fit_intercept else None
+        if moments.G is None:
+            var = moments.var
             ridge = max(float(l2), 1e-10 * max(float(np.mean(var)), 1e-300))
-            self.mean = mean if fit_intercept else None
             self.L = None
             self.scale = np.sqrt(var + ridge)
             return
-        G, mean = _weighted_gram(X, sample_weight)
-        if fit_intercept:
-            self.mean = mean
-            step = 64  # G -= mean mean^T in row blocks: no d x d temporary
-            for start in range(0, d, step):
-                G[start : start + step] -= np.outer(mean[start : start + step], mean)
-        else:
-            self.mean = None
+        G = moments.G.copy()  # factorised in place; the moments serve every l2
         ridge = max(float(l2), 1e-10 * max(float(np.trace(G)) / d, 1e-300))
         G.flat[:: d + 1] += ridge
-        diag = G.diagonal().copy()
-        G.flat[:: d + 1] = 0.0  # the largest off-diagonal entry, no temporary
-        largest_off = max(float(G.max()), -float(G.min()))
-        G.flat[:: d + 1] = diag
-        if largest_off <= 1e-8 * np.max(diag):
+        if moments.largest_off_diagonal <= 1e-8 * np.max(G.diagonal()):
             # A diagonal Gram (uncorrelated features, e.g. the reduced
             # features of RowSpaceReduction): L = diag(sqrt(G_jj)).
             self.L = None
-            self.scale = np.sqrt(diag)
-        else:
-            # Lower Cholesky factor: L L^T = G + ridge I, and its inverse
-            # (well conditioned thanks to the ridge): two products with a
-            # triangular matrix per evaluation cost less than two
-            # triangular solves.
-            self.L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
-            del G
-            # LAPACK's inverse of the upper factor L^T (Fortran order) is
-            # L^{-T}; its transpose is L^{-1} in C order, with no copy.
-            inv_upper, info = dtrtri(self.L.T, lower=0)
-            if info != 0:
-                raise LinAlgError("the Cholesky factor of the Gram matrix is singular")
-            self.L_inv = inv_upper.T
+            self.scale = np.sqrt(G.diagonal())
+            return
+        # Lower Cholesky factor: L L^T = G + ridge I, and its inverse (well
+        # conditioned thanks to the ridge): two products with a triangular
+        # matrix per evaluation cost less than two triangular solves.
+        self.L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
+        del G
+        # LAPACK's inverse of the upper factor L^T (Fortran order) is
+        # L^{-T}; its transpose is L^{-1} in C order, with no copy.
+        inv_upper, info = dtrtri(self.L.T, lower=0)
+        if info != 0:
+            raise LinAlgError("the Cholesky factor of the Gram matrix is singular")
+        self.L_inv = inv_upper.T
 
     def _split(self, flat):
         return self.layout.split(flat)
@@ -281,7 +311,12 @@ def _times_lower(V, T, transposed=False):
 
 
 def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
-    """A :class:`GramPreconditioner` for ``X``: full if affordable, else diagonal.
+    """A :class:`GramPreconditioner` for ``X`` and ``l2`` (see :func:`gram_preconditioner_path`)."""
+    return gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight)(l2)
+
+
+def gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight=None):
+    """``l2 -> GramPreconditioner`` for ``X``: full if affordable, else diagonal.
 
     The full Gram matrix is used when it and its factorisation cost at most
     :data:`MAX_SETUP_EVALUATIONS` evaluations of the objective (dense:
@@ -289,12 +324,14 @@ def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
     ``nnz^2 / n + d^3 / 3`` against ``4 nnz K``) and its two ``d x d``
     matrices take no more memory than ``X`` or :data:`MAX_DENSE_ENTRIES`
     entries; otherwise (many features, e.g. text) or if the factorisation
-    fails, its diagonal: each feature scaled by its standard deviation. None
-    for a single feature.
+    fails, its diagonal: each feature scaled by its standard deviation. The
+    moments are computed once, here, and each ``l2`` of a regularisation
+    path costs one factorisation. The function returns None for a single
+    feature.
     """
     n, d = X.shape
     if d < 2:
-        return None
+        return lambda l2: None
     if sp.issparse(X):
         # The sparse Gram costs about nnz^2 / n; products with X 2 nnz K.
         nnz = float(X.nnz)
@@ -305,11 +342,19 @@ def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
         per_evaluation = 4.0 * n * d * n_classes
     size = float(X.nnz) if sp.issparse(X) else float(n) * d
     small = 2.0 * d * d <= max(size, MAX_DENSE_ENTRIES)
+    full = None
     if small and setup <= MAX_SETUP_EVALUATIONS * per_evaluation:
-        try:
-            return GramPreconditioner(X, n_classes, fit_intercept, l2, sample_weight)
-        except (LinAlgError, ValueError):
-            pass
-    return GramPreconditioner(
-        X, n_classes, fit_intercept, l2, sample_weight, diagonal=True
-    )
+        full = GramMoments(X, fit_intercept, sample_weight)
+    diagonal = []  # the diagonal moments, computed on first use
+
+    def at(l2):
+        if full is not None:
+            try:
+                return GramPreconditioner(X, n_classes, fit_intercept, l2, moments=full)
+            except (LinAlgError, ValueError):
+                pass
+        if not diagonal:
+            diagonal.append(GramMoments(X, fit_intercept, sample_weight, diagonal=True))
+        return GramPreconditioner(X, n_classes, fit_intercept, l2, moments=diagonal[0])
+
+    return at

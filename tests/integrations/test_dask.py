@@ -147,6 +147,24 @@ def test_grid_search_on_a_cluster_equals_local(client, name):
     )
 
 
+def test_cv_estimator_folds_on_a_cluster_equal_local(client):
+    """The CV estimators' folds run as joblib tasks: on the cluster's workers."""
+    from sksparsemax.linear_model import EntmaxClassifierCV
+
+    X, y = _iris()
+
+    def search():
+        return EntmaxClassifierCV(alphas=(1.5, 2.0), Cs=4, cv=3, n_jobs=-1).fit(X, y)
+
+    local = search()
+    remote, workers = _on_cluster(client, search)
+    assert workers, "no task ran on the cluster"
+    assert remote.best_params_ == local.best_params_
+    np.testing.assert_array_equal(remote.scores_, local.scores_)
+    _assert_close(remote.coefs_paths_, local.coefs_paths_)
+    _assert_close(remote.predict_proba(X), local.predict_proba(X))
+
+
 def test_cross_validate_on_a_cluster_equals_local(client):
     X, y = _iris()
     cv = KFold(4, shuffle=True, random_state=0)

@@ -107,13 +107,13 @@ def _plain_lbfgs():
     """Fits inside use plain L-BFGS: no preconditioner, no reduction."""
     import sksparsemax.linear_model._fit as base
 
-    saved = base.row_space_reduction, base.gram_preconditioner
+    saved = base.row_space_reduction, base.gram_preconditioner_path
     base.row_space_reduction = lambda *a, **k: None
-    base.gram_preconditioner = lambda *a, **k: None
+    base.gram_preconditioner_path = lambda *a, **k: (lambda l2: None)
     try:
         yield
     finally:
-        base.row_space_reduction, base.gram_preconditioner = saved
+        base.row_space_reduction, base.gram_preconditioner_path = saved
 
 
 def _plain_fit_value(est, X, y):
@@ -247,3 +247,27 @@ def test_warm_start_from_the_solution_does_not_move(shape):
     clf.set_params(tol=1e-2).fit(X, y)
     assert clf.n_iter_ == 0
     np.testing.assert_allclose(clf.coef_, coef, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["dense", "weighted", "sparse"])
+def test_a_path_factorises_the_same_gram_at_each_l2(kind):
+    """gram_preconditioner_path computes the moments once: each l2 gets the
+    preconditioner a fresh GramPreconditioner builds (the same factor, exactly)."""
+    from sksparsemax.linear_model._preconditioner import gram_preconditioner_path
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((300, 12)) @ rng.standard_normal((12, 12))
+    sw = rng.uniform(0.5, 2.0, 300) if kind == "weighted" else None
+    if kind == "sparse":
+        X = sp.random(400, 12, density=0.3, format="csr", random_state=1)
+    at = gram_preconditioner_path(X, 4, True, sw)
+    for l2 in (1e-6, 1e-3, 1.0):
+        fresh = GramPreconditioner(X, 4, True, l2, sw)
+        path = at(l2)
+        assert (path.L is None) == (fresh.L is None)
+        if fresh.L is None:
+            np.testing.assert_array_equal(path.scale, fresh.scale)
+        else:
+            np.testing.assert_array_equal(path.L, fresh.L)
+            np.testing.assert_array_equal(path.L_inv, fresh.L_inv)
+        np.testing.assert_array_equal(path.mean, fresh.mean)
