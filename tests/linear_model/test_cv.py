@@ -91,6 +91,14 @@ def test_sparsemax_cv_equals_grid_search(data, folds, sparse):
     assert cv.coefs_paths_.shape == (4, 1, 5, 4, 9)
 
 
+def test_newton_cg_paths_equal_grid_search(data, folds):
+    X, y = data
+    cv = SparsemaxClassifierCV(Cs=CS, cv=folds, solver="newton-cg", **TIGHT).fit(X, y)
+    search = _grid_search(SparsemaxClassifier(solver="newton-cg", **TIGHT), {"C": CS},
+                          X, y, folds)
+    _assert_same_search(cv, search)
+
+
 def test_entmax_cv_over_alpha_equals_grid_search(data, folds):
     X, y = data
     alphas = (1.25, 1.5, 2.0)

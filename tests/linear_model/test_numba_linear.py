@@ -69,6 +69,7 @@ LOSSES = {
     # k=2 is the softmax for K=2, a genuine top-k loss for K >= 3.
     "top2": (lambda: SparseSoftmaxLoss(2), lambda ref: ref.make_topk_loss_grad(2)),
     "top3": (lambda: SparseSoftmaxLoss(3), lambda ref: ref.make_topk_loss_grad(3)),
+    "entmax15": (lambda: EntmaxLoss(1.5), lambda ref: ref.entmax15_loss_grad),
 }
 
 # The layouts of X with a compiled kernel: dense C-contiguous, and CSR.
@@ -175,7 +176,12 @@ def test_compiled_kernel_gate(monkeypatch):
         assert _kernel_of(sparsemax, sp.csc_matrix(X), 4) is None  # scipy's
         assert _kernel_of(sparsemax, np.asfortranarray(X), 4) is None
         assert _kernel_of(LinearModelLoss(SoftmaxLoss(), True), X, 4) is not None
-        assert _kernel_of(LinearModelLoss(EntmaxLoss(1.5), True), X, 4) is None
+        # 1.5-entmax (sort-based) has its kernel; other alphas bisect in NumPy.
+        from sksparsemax.losses import _entmax_numba
+
+        assert _kernel_of(LinearModelLoss(EntmaxLoss(1.5), True), X, 4) == (
+            _entmax_numba.kernel, ())
+        assert _kernel_of(LinearModelLoss(EntmaxLoss(1.7), True), X, 4) is None
         # alpha = 2 and 1 are the sparsemax and softmax losses, kernels included.
         assert _kernel_of(LinearModelLoss(EntmaxLoss(2.0), True), X, 4) == (
             _sparsemax_numba.kernel, ()
@@ -190,7 +196,7 @@ def test_compiled_kernel_gate(monkeypatch):
         assert prepared.format == "csr"
         np.testing.assert_array_equal(prepared.toarray(), X)
         # ... and leaves everything else alone.
-        assert LinearModelLoss(EntmaxLoss(1.5), True).prepare_data(csc, 4) is csc
+        assert LinearModelLoss(EntmaxLoss(1.7), True).prepare_data(csc, 4) is csc
         for other in (X, sp.csr_matrix(X)):
             assert sparsemax.prepare_data(other, 4) is other
     with backend("numpy"):
