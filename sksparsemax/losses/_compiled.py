@@ -47,6 +47,11 @@ class CompiledLoss:
         self.loss = loss
         self.kernel = kernel
         self.params = np.ascontiguousarray(params, dtype=np.float64)
+        # A kernel that takes longer to compile than the sparsemax loss's
+        # (the loss's ``_kernel_compile_weight``: 1.5-entmax sorts in its row
+        # kernel) applies from proportionally larger problems only, so that
+        # a first fit on small data compiles nothing.
+        self.compile_weight = getattr(loss, "_kernel_compile_weight", 1)
 
     def _target_arrays(self, target, dtype):
         """``(y, Q, tterm)`` of a :class:`Target` for the row kernels (cached on it).
@@ -64,12 +69,11 @@ class CompiledLoss:
 
         return target.cached(("kernel arrays", self.loss, np.dtype(dtype).str), make)
 
-    @staticmethod
-    def applies_to_rows(Z):
+    def applies_to_rows(self, Z):
         """Whether :meth:`rows` is worth it for the scores ``Z``: at least
-        :data:`MIN_ROWS_ENTRIES` entries (below, the NumPy path is about as
-        fast and nothing is compiled)."""
-        return Z.size >= MIN_ROWS_ENTRIES
+        :data:`MIN_ROWS_ENTRIES` entries (times ``compile_weight``; below, the
+        NumPy path is about as fast and nothing is compiled)."""
+        return Z.size >= MIN_ROWS_ENTRIES * self.compile_weight
 
     def rows(self, Z, target, out):
         """Per-sample losses of the score rows ``Z`` and their gradients into ``out``.
@@ -86,18 +90,21 @@ class CompiledLoss:
         raise_invalid_row(Z, Z.shape, "Z", zmax, bad)
         return losses, out
 
-    @staticmethod
-    def applies_to(X, n_classes):
+    def applies_to(self, X, n_classes):
         """Whether :meth:`linear` takes ``X``: float32/64, dense C-contiguous
         with at most :data:`MAX_FUSED_COEF` weights and at least
-        :data:`MIN_FUSED_WORK` multiply-adds, or CSR."""
+        :data:`MIN_FUSED_WORK` multiply-adds, or CSR (times ``compile_weight``
+        for both, when it is above 1)."""
         if X.dtype not in (np.float32, np.float64):
             return False
+        min_work = MIN_FUSED_WORK * self.compile_weight
         if isinstance(X, np.ndarray):
             work = X.shape[0] * X.shape[1] * n_classes
             return (X.flags.c_contiguous and n_classes * X.shape[1] <= MAX_FUSED_COEF
-                    and work >= MIN_FUSED_WORK)
-        return sp.issparse(X) and X.format == "csr"
+                    and work >= min_work)
+        if not (sp.issparse(X) and X.format == "csr"):
+            return False
+        return self.compile_weight == 1 or X.nnz * n_classes >= min_work
 
     def linear(self, X, W, b, target, row_weights, scale, grad_W, grad_b):
         """Weighted loss of the scores ``X @ W.T + b``; its gradient added into ``grad_W``.

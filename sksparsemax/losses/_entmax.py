@@ -230,6 +230,10 @@ class EntmaxLoss(FenchelYoungLoss):
     def _row_kernel_for(self, n_classes):
         return self._case._row_kernel_for(n_classes)
 
+    @property
+    def _kernel_compile_weight(self):
+        return getattr(self._case, "_kernel_compile_weight", 1)
+
     def _repr_params(self):
         return {"alpha": self.alpha}
 
@@ -290,6 +294,13 @@ class _TsallisLoss(FenchelYoungLoss):
 
     def _target_term(self, target):
         return _neg_tsallis(target, self.alpha)
+
+    #: Its kernel (a sort per row, inlined in each driver) compiles for
+    #: several times as long as the sparsemax loss's: it applies from 16
+    #: times the size rules of the others (``losses/_compiled.py``), where
+    #: fits last long enough to repay it, so that the main job's data and
+    #: small first fits compile nothing.
+    _kernel_compile_weight = 16
 
     def _row_kernel(self):
         # The exact sort-based 1.5-entmax has a compiled row kernel; the

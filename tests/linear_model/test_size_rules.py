@@ -35,6 +35,29 @@ def test_small_dense_problems_take_the_numpy_path(real_size_rules):
     assert _preconditioner._MIN_KERNEL_FEATURES > 20
 
 
+def test_a_kernel_slow_to_compile_applies_from_larger_problems(real_size_rules):
+    """1.5-entmax's kernel (compile weight 16): not for the main job's digits
+    data (1257 x 64, 10 classes), dense or CSR; for 16 times the usual work."""
+    import scipy.sparse as sp
+
+    entmax = LinearModelLoss(get_loss("entmax", alpha=1.5), True)
+    sparsemax = LinearModelLoss(get_loss("sparsemax"), True)
+    weight = get_loss("entmax", alpha=1.5)._kernel_compile_weight
+    assert weight == 16
+    with backend("numba"):
+        digits = np.ones((1257, 64))
+        assert sparsemax._compiled(digits, 10) is not None
+        assert entmax._compiled(digits, 10) is None
+        assert entmax._compiled(sp.csr_matrix(digits), 10) is None
+        n = weight * _compiled.MIN_FUSED_WORK // (64 * 10) + 1
+        assert entmax._compiled(np.ones((n, 64)), 10) is not None
+        assert entmax._compiled(sp.csr_matrix(np.ones((n, 64))), 10) is not None
+        compiled = get_loss("entmax", alpha=1.5).compiled(10)
+        rows = -(-_compiled.MIN_ROWS_ENTRIES * weight // 10)  # the smallest count that applies
+        assert not compiled.applies_to_rows(np.ones((rows - 1, 10)))
+        assert compiled.applies_to_rows(np.ones((rows, 10)))
+
+
 def test_the_fit_is_the_same_either_side_of_the_rules(real_size_rules, monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((1000, 20))
