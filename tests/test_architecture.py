@@ -78,6 +78,8 @@ def test_subpackage_imports_only_lower_layers(sub):
                 continue
             elif top in {"numba", "torch", "array_api_compat"}:
                 continue  # optional accelerators, imported lazily and guarded
+            elif sub == "linear_model" and top in {"dask", "pandas"}:
+                continue  # fits on Dask collections (_dask_fit.py), imported lazily
             else:
                 bad.append((path.name, name))
     assert not bad, f"{sub} imports outside its layer: {bad}"

@@ -1,5 +1,6 @@
 """Shared fit/predict machinery of the sparse linear classifiers."""
 
+import functools
 import inspect
 from dataclasses import dataclass
 import numbers
@@ -14,6 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..losses import check_target
+from ._dask_fit import blockwise, dask_fit_problem, is_dask_collection
 from ._fit import FitSettings, fit_path, policy_for
 from ._linear_loss import LinearModelLoss
 
@@ -62,6 +64,11 @@ def _check_sample_weight(sample_weight, n_samples, dtype):
     return sw
 
 
+def _label_indices(classes, y):
+    """A Dask block's labels as indices into ``classes``; every row kept."""
+    return np.searchsorted(classes, np.asarray(y)).astype(np.intp, copy=False), None
+
+
 def _mean_target(target, sample_weight, sw_sum):
     """The (weighted) mean target distribution (K,) of a checked Target."""
     if target.is_indices:
@@ -86,6 +93,15 @@ class FitProblem:
     classes: np.ndarray
     sample_weight: object
     sw_sum: float
+    #: The weighted mean target (K,), when computed with the data (a Dask
+    #: fit computes it blockwise); else from ``target`` on first use.
+    mean_target: object = None
+
+    def target_mean(self):
+        """The (weighted) mean target distribution (K,)."""
+        if self.mean_target is None:
+            self.mean_target = _mean_target(self.target, self.sample_weight, self.sw_sum)
+        return self.mean_target
 
     @property
     def n_classes(self):
@@ -154,23 +170,56 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         """Classes, the loss target and the mask of rows to keep (or None)."""
         check_classification_targets(y)
         classes, y_ind = np.unique(y, return_inverse=True)
+        self._check_classes(classes)
+        return classes, y_ind.astype(np.intp, copy=False), None
+
+    def _encode_target_blocks(self, y, unique, columns=None):
+        """For a Dask ``y``: the classes and the encoder of one row block.
+
+        ``unique()`` computes the sorted unique labels blockwise; the
+        encoder maps a block of labels to ``(class indices, None)`` (the
+        rows to keep: all), like :meth:`_encode_target`. ``columns``: the
+        column names of a Dask DataFrame ``y`` (for multi-label targets).
+        """
+        classes = unique()
+        check_classification_targets(classes)
+        self._check_classes(classes)
+        return classes, functools.partial(_label_indices, classes)
+
+    def _report_dropped(self, n_dropped, n_samples):
+        """Warn about (or refuse) the rows that the target encoding left out."""
+
+    def _check_classes(self, classes):
         if classes.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in "
                 "the data, but the data contains only one class: "
                 f"{classes.tolist()[0]!r}."
             )
-        return classes, y_ind.astype(np.intp, copy=False), None
 
     def _class_sample_weight(self, classes, target):
         """Per-sample weights implied by ``class_weight`` (or None)."""
+        if getattr(self, "class_weight", None) is None:
+            return None
+        cw = self._class_weights(classes, np.bincount(target, minlength=len(classes)))
+        return cw[target]
+
+    def _class_weights(self, classes, counts):
+        """The weight of each class that ``class_weight`` implies (or None).
+
+        ``counts`` holds the number of samples of each class (what
+        ``"balanced"`` needs; a Dask fit sums it blockwise).
+        """
         class_weight = getattr(self, "class_weight", None)
         if class_weight is None:
             return None
-        # compute_class_weight needs the labels; the target holds indices.
-        cw = compute_class_weight(
-            class_weight, classes=classes, y=classes[target]
-        )
+        if isinstance(class_weight, str) and class_weight == "balanced":
+            # compute_class_weight's formula, from the counts: n / (K n_k).
+            with np.errstate(divide="ignore"):
+                cw = counts.sum() / (len(classes) * np.asarray(counts, dtype=np.float64))
+        else:
+            # Every class occurs: a dict's weights need only the classes.
+            cw = compute_class_weight(class_weight, classes=classes, y=classes)
         bad = ~(np.isfinite(cw) & (cw >= 0))
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
@@ -178,7 +227,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
                 "class_weight must be finite and non-negative, like "
                 f"sample_weight; the class {classes[j].item()!r} has weight {float(cw[j])}."
             )
-        return cw[target]
+        return cw
 
     def _validate_fit_data(self, X, y):
         return validate_data(
@@ -194,7 +243,11 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; scipy.sparse CSR/CSC matrices are used as they are
-            (never densified). float32 data give float32 coefficients.
+            (never densified). float32 data give float32 coefficients. A
+            dask array chunked by rows (dense or scipy.sparse chunks) or a
+            dask DataFrame is fitted blockwise on its cluster, never gathered
+            (see the user guide, "Scaling out"); ``y`` and ``sample_weight``
+            may then be dask arrays or Series too.
         y : array-like of shape (n_samples,)
             Target labels (any hashable labels: strings, integers...).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -232,6 +285,12 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         regularisation path of the CV estimators solves one problem at
         several ``C``.
         """
+        if is_dask_collection(X):
+            # Validated, encoded and persisted blockwise on the cluster.
+            linear_loss, X, classes, sw_sum, mean = dask_fit_problem(
+                self, X, y, sample_weight
+            )
+            return FitProblem(linear_loss, X, None, classes, None, sw_sum, mean)
         X, y = self._validate_fit_data(X, y)
         sample_weight = _check_sample_weight(sample_weight, X.shape[0], X.dtype)
         classes, target, keep = self._encode_target(y)
@@ -324,9 +383,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             return linear_loss.pack(self.coef_, self.intercept_)
         w0 = linear_loss.init_zero_coef(n_classes, n_features)
         if self.fit_intercept:
-            b0 = linear_loss.base_loss._scores_for(
-                _mean_target(problem.target, problem.sample_weight, problem.sw_sum)
-            )
+            b0 = linear_loss.base_loss._scores_for(problem.target_mean())
             # A simplex loss is invariant to adding a constant to all scores,
             # and L-BFGS never changes sum(b) (its gradient sums to 0): centre
             # b0 so that the intercepts sum to 0, as from b = 0 (and as in
@@ -349,6 +406,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         Z += self.intercept_
         return Z
 
+    @blockwise
     def decision_function(self, X):
         """Raw scores of the classes.
 
@@ -370,6 +428,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             return Z[:, 1] - Z[:, 0]
         return Z
 
+    @blockwise
     def predict(self, X):
         """Predict the class of highest score (and highest probability).
 
@@ -386,6 +445,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(Z, axis=1)]
 
 
+    @blockwise
     def predict_proba(self, X):
         """Class probabilities, with exact zeros.
 
@@ -410,6 +470,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
         total = loss.row_sum
         return P if total == 1.0 else P / total
 
+    @blockwise
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`; ``-inf`` where it is exactly 0.
 

@@ -19,6 +19,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
 from ._base import _ACCEPT_SPARSE, _DTYPES, _BaseSparseLinearClassifier, _check_sample_weight
+from ._dask_fit import is_dask_collection
 from ._path import check_Cs, fold_path
 
 
@@ -102,6 +103,14 @@ class _BaseLinearCV(ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        if is_dask_collection(X):
+            # Folds of a Dask collection would be gathered by the checks below.
+            raise TypeError(
+                f"{type(self).__name__} does not fit on Dask collections: its folds "
+                "are in-memory fits. Fit the plain estimator on the Dask data (one "
+                "model, fitted blockwise on the cluster), or run the folds of "
+                "in-memory data on a cluster with joblib.parallel_backend(\"dask\")."
             )
         X = validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES)
         if not (hasattr(y, "iloc") or sp.issparse(y)):
@@ -191,6 +200,8 @@ class _BaseLinearCV(ClassifierMixin, BaseEstimator):
     # -- predict -------------------------------------------------------------
     def _checked(self, X):
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return X  # best_estimator_ predicts blockwise, checking each block
         return validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES,
                              reset=False)
 

@@ -21,7 +21,6 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..losses import get_loss
-from ._linear_loss import LinearModelLoss
 from ._preconditioner import gram_preconditioner_path
 from ._row_space import row_space_reduction
 from ._solver import minimize_lbfgs, minimize_newton_cg
@@ -140,8 +139,12 @@ def fit_path(linear_loss, X, target, n_classes, sample_weight, w0, l2s, settings
     """
     fit_intercept = linear_loss.fit_intercept
     n_features = X.shape[1]
+    # Data persisted in row blocks on a Dask cluster (._dask_fit): fitted as
+    # they are (no row-space basis or column selection of data that are not
+    # in this process), whitened by blockwise moments.
+    blocked = getattr(X, "is_blocked", False)
     reduction = None
-    if settings.solver == "lbfgs":
+    if settings.solver == "lbfgs" and not blocked:
         reduction = row_space_reduction(X, n_classes, fit_intercept, sample_weight)
     if reduction is not None:
         # More features than samples: the same problem, exactly, in the row
@@ -151,7 +154,7 @@ def fit_path(linear_loss, X, target, n_classes, sample_weight, w0, l2s, settings
         def expand(w):
             return reduction.expand(w, n_classes)
     else:
-        active = _active_features(X)
+        active = None if blocked else _active_features(X)
         if active is None:
             X_fit, w = X, w0
 
@@ -169,7 +172,9 @@ def fit_path(linear_loss, X, target, n_classes, sample_weight, w0, l2s, settings
                 weights[:, active] = w_active
                 return weights, intercept
     preconditioners = None
-    if settings.solver == "lbfgs":
+    if settings.solver == "lbfgs" and blocked:
+        preconditioners = X_fit.preconditioner_path(n_classes, fit_intercept)
+    elif settings.solver == "lbfgs":
         preconditioners = gram_preconditioner_path(
             X_fit, n_classes, fit_intercept, sample_weight
         )
@@ -221,7 +226,8 @@ def _smooth_warmup(linear_loss, w0, args, settings, policy, precondition):
     """
     surrogate = getattr(linear_loss.base_loss, "_warmup_loss", None)
     smooth = get_loss("softmax") if surrogate is None else surrogate()
-    warmup = LinearModelLoss(smooth, linear_loss.fit_intercept)
+    # The same kind of linear loss (in memory or blockwise on Dask).
+    warmup = type(linear_loss)(smooth, linear_loss.fit_intercept)
     w, _, n_iter = minimize_lbfgs(
         warmup.loss_gradient, w0, args=args, max_iter=policy.warmup_iter,
         tol=settings.tol, verbose=settings.verbose,

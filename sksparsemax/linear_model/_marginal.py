@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..losses import FenchelYoungLoss, MarginalLoss, check_marginals, get_loss, loss_names
 from ._base import _BaseSparseLinearClassifier, forward
+from ._dask_fit import blockwise
 from ._multilabel import _MultiLabelMixin
 
 
@@ -147,22 +148,28 @@ class MarginalMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
 
     def _encode_target(self, y):
         if y.ndim == 2 and y.shape[1] > 1:
-            Y = y.toarray() if sp.issparse(y) else np.asarray(y)
-            if Y.dtype.kind not in "biuf":
-                raise ValueError(
-                    "Y must be a binary indicator matrix or per-label "
-                    f"probabilities in [0, 1]; got values of dtype {Y.dtype}."
-                )
-            Y = check_marginals(Y, *Y.shape).proba
+            Y, _ = self._encode_label_block(y)
             self._multilabel = True
             return self._label_classes(Y.shape[1]), Y, None
         return self._encode_class_labels(y)
+
+    @staticmethod
+    def _encode_label_block(Y):
+        """Per-label probabilities of (a block of) ``Y``; every row kept."""
+        Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+        if Y.dtype.kind not in "biuf":
+            raise ValueError(
+                "Y must be a binary indicator matrix or per-label "
+                f"probabilities in [0, 1]; got values of dtype {Y.dtype}."
+            )
+        return check_marginals(Y, *Y.shape).proba, None
 
     def _check_target(self, target, n_samples, n_classes):
         if self._multilabel:
             return check_marginals(target, n_samples, n_classes)
         return super()._check_target(target, n_samples, n_classes)
 
+    @blockwise
     def predict_marginals(self, X):
         """Marginal probability of each label (exact 0s and 1s for sparsemax).
 
@@ -183,6 +190,7 @@ class MarginalMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
         return not getattr(self, "_multilabel", False)
 
     @available_if(_fitted_on_classes)
+    @blockwise
     def decision_function(self, X):
         """Scores of the classes (only after a fit on a 1-D ``y``).
 
@@ -205,6 +213,7 @@ class MarginalMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
         """
         return super().decision_function(X)
 
+    @blockwise
     def predict(self, X):
         """Predict the labels (2-D ``Y``) or the classes (1-D ``y``).
 
@@ -241,7 +250,8 @@ class MarginalMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
         if not getattr(self, "_multilabel", False):  # also: unfitted
             return super().predict_proba(X)
         P = self.predict_marginals(X)
-        return [np.column_stack([1 - P[:, j], P[:, j]]) for j in range(P.shape[1])]
+        # np.stack: also for the lazy marginals of a Dask X.
+        return [np.stack([1 - P[:, j], P[:, j]], axis=1) for j in range(P.shape[1])]
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`; ``-inf`` where it is exactly 0.

@@ -11,6 +11,7 @@ from sklearn.utils.validation import column_or_1d, validate_data
 from ..losses import FenchelYoungLoss, get_loss, loss_names
 from ..losses._targets import SUM_TOL, SUM_TOL_FLOAT32
 from ._base import _ACCEPT_SPARSE, _DTYPES, _BaseSparseLinearClassifier, forward
+from ._dask_fit import blockwise
 
 
 def _first_position(mask):
@@ -121,6 +122,16 @@ class _MultiLabelMixin:
         y = column_or_1d(y, warn=True)
         self._multilabel = False
         return super()._encode_target(y)
+
+    def _encode_target_blocks(self, y, unique, columns=None):
+        # A 2-D Dask Y: classes from its shape (and a DataFrame's column
+        # names); each block encoded by the estimator's _encode_label_block.
+        if y.ndim == 2 and y.shape[1] > 1:
+            self._label_names = None if columns is None else np.asarray(columns, dtype=object)
+            self._multilabel = True
+            return self._label_classes(y.shape[1]), self._encode_label_block
+        self._multilabel = False
+        return super()._encode_target_blocks(y, unique)
 
     def _label_classes(self, n_labels):
         """``classes_`` of a 2-D ``Y``: its column names, or 0..n_labels-1."""
@@ -312,24 +323,33 @@ class SparsemaxMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
 
     def _encode_target(self, y):
         if y.ndim == 2 and y.shape[1] > 1:
-            Q, labelled = label_proportions(y)
-            n_unlabelled = int(np.count_nonzero(~labelled))
-            if n_unlabelled == Q.shape[0]:
-                raise ValueError(
-                    "Y has no label at all (every row is zero): there is "
-                    "nothing to fit."
-                )
-            if n_unlabelled:
-                warnings.warn(
-                    f"{n_unlabelled} of {Q.shape[0]} rows of Y have no label "
-                    "(all zeros): they carry no label proportion and are left "
-                    "out of the fit.",
-                    UserWarning,
-                    stacklevel=4,
-                )
+            Q, keep = self._encode_label_block(y)
+            self._report_dropped(0 if keep is None else int(np.count_nonzero(~keep)),
+                                 Q.shape[0], stacklevel=5)
             self._multilabel = True
-            return self._label_classes(Q.shape[1]), Q, labelled if n_unlabelled else None
+            return self._label_classes(Q.shape[1]), Q, keep
         return self._encode_class_labels(y)
+
+    @staticmethod
+    def _encode_label_block(Y):
+        """Label proportions of (a block of) ``Y`` and the labelled rows (None: all)."""
+        Q, labelled = label_proportions(Y)
+        return Q, None if labelled.all() else labelled
+
+    def _report_dropped(self, n_dropped, n_samples, stacklevel=7):
+        if n_dropped == n_samples:
+            raise ValueError(
+                "Y has no label at all (every row is zero): there is "
+                "nothing to fit."
+            )
+        if n_dropped:
+            warnings.warn(
+                f"{n_dropped} of {n_samples} rows of Y have no label "
+                "(all zeros): they carry no label proportion and are left "
+                "out of the fit.",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
 
     def _make_loss(self, n_classes):
         return get_loss(self.loss)
@@ -360,6 +380,7 @@ class SparsemaxMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
             P -= self.threshold
         return P
 
+    @blockwise
     def decision_function(self, X):
         """Signed margins of the labels (positive for the predicted labels).
 
@@ -385,6 +406,7 @@ class SparsemaxMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
             return self._margins(self._raw_scores(X))
         return super().decision_function(X)
 
+    @blockwise
     def predict(self, X):
         """Predict the labels of each sample.
 
@@ -412,6 +434,7 @@ class SparsemaxMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
         Y[np.arange(Z.shape[0]), np.argmax(Z, axis=1)] = True
         return Y.astype(np.int64)
 
+    @blockwise
     def predict_proba(self, X):
         """Estimated label proportions.
 

@@ -145,21 +145,40 @@ class GramMoments:
     """
 
     def __init__(self, X, fit_intercept, sample_weight=None, diagonal=False):
-        d = X.shape[1]
-        self.G = self.var = self.largest_off_diagonal = None
         if diagonal:
-            second, self.mean = _weighted_moments(X, sample_weight)
+            second, mean = _weighted_moments(X, sample_weight)
+        else:
+            second, mean = _weighted_gram(X, sample_weight)
+        self._set(second, mean, fit_intercept, diagonal)
+
+    @classmethod
+    def from_sums(cls, second, mean, total, fit_intercept, diagonal=False):
+        """The moments from their weighted sums (``X^T S X`` or ``s^T X**2``, ``s^T X``).
+
+        For data summed block by block (a fit on Dask collections): the
+        sums are divided by the total weight ``total``.
+        """
+        self = cls.__new__(cls)
+        self._set(np.asarray(second, dtype=np.float64) / total,
+                  np.asarray(mean, dtype=np.float64) / total, fit_intercept, diagonal)
+        return self
+
+    def _set(self, second, mean, fit_intercept, diagonal):
+        """Centre (with an intercept) the normalised moments and keep them."""
+        self.G = self.var = self.largest_off_diagonal = None
+        self.mean = mean
+        if diagonal:
             var = second - self.mean**2 if fit_intercept else second
             self.var = np.maximum(var, 0.0)
             return
-        G, self.mean = _weighted_gram(X, sample_weight)
+        G, d = second, second.shape[0]
         if fit_intercept:
             step = 64  # G -= mean mean^T in row blocks: no d x d temporary
             for start in range(0, d, step):
                 G[start : start + step] -= np.outer(self.mean[start : start + step], self.mean)
         diag = G.diagonal().copy()
         G.flat[:: d + 1] = 0.0  # the largest off-diagonal entry, no temporary
-        largest_off = max(float(G.max()), -float(G.min()))
+        largest_off = max(float(G.max()), -float(G.min())) if d else 0.0
         G.flat[:: d + 1] = diag
         self.largest_off_diagonal = largest_off
         self.G = G
@@ -329,22 +348,38 @@ def gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight=None):
     path costs one factorisation. The function returns None for a single
     feature.
     """
-    n, d = X.shape
+    nnz = X.nnz if sp.issparse(X) else None
+    return preconditioner_path(
+        X, X.shape, nnz, n_classes, fit_intercept,
+        lambda diagonal: GramMoments(X, fit_intercept, sample_weight, diagonal),
+    )
+
+
+def preconditioner_path(X, shape, nnz, n_classes, fit_intercept, moments_of):
+    """:func:`gram_preconditioner_path` given how to compute the moments.
+
+    ``shape`` and ``nnz`` (None for dense data) choose between the full and
+    the diagonal variant; ``moments_of(diagonal)`` returns the
+    :class:`GramMoments` (in memory, or summed over the row blocks of a Dask
+    fit: :mod:`._dask_fit`). ``X`` is only passed on to
+    :class:`GramPreconditioner`, which reads its number of columns.
+    """
+    n, d = shape
     if d < 2:
         return lambda l2: None
-    if sp.issparse(X):
+    if nnz is not None:
         # The sparse Gram costs about nnz^2 / n; products with X 2 nnz K.
-        nnz = float(X.nnz)
+        nnz = float(nnz)
         setup = nnz * nnz / max(n, 1) + d**3 / 3.0
         per_evaluation = 4.0 * nnz * n_classes
     else:
         setup = n * d * d + d**3 / 3.0
         per_evaluation = 4.0 * n * d * n_classes
-    size = float(X.nnz) if sp.issparse(X) else float(n) * d
+    size = nnz if nnz is not None else float(n) * d
     small = 2.0 * d * d <= max(size, MAX_DENSE_ENTRIES)
     full = None
     if small and setup <= MAX_SETUP_EVALUATIONS * per_evaluation:
-        full = GramMoments(X, fit_intercept, sample_weight)
+        full = moments_of(False)
     diagonal = []  # the diagonal moments, computed on first use
 
     def at(l2):
@@ -354,7 +389,7 @@ def gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight=None):
             except (LinAlgError, ValueError):
                 pass
         if not diagonal:
-            diagonal.append(GramMoments(X, fit_intercept, sample_weight, diagonal=True))
+            diagonal.append(moments_of(True))
         return GramPreconditioner(X, n_classes, fit_intercept, l2, moments=diagonal[0])
 
     return at
