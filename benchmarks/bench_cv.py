@@ -10,7 +10,7 @@ On the same folds and the same grid of ``C`` (one run, one BLAS thread,
 
 on dense data (``make_classification`` 20000 x 100, 10 classes,
 standardised) and on sparse text-like data (the CSR generator of
-``bench_estimators.py``, 10000 x 20000, 20 classes, about 30 distinct words
+``bench_estimators.py``, 10000 x 20000, 20 classes, about 40 distinct words
 per document: hard enough that ``C`` matters), and ``SparsemaxMultiLabelCV`` over ``C`` x
 ``scale`` against ``GridSearchCV(SparsemaxMultiLabel(), {"C", "scale"})`` on
 a MULAN data set (``scene``; micro-F1), or on ``make_multilabel_classification``
@@ -32,8 +32,8 @@ Targets (issue 18): ``SparsemaxClassifierCV`` at most 0.5x the time of
 
 Run from the repository root::
 
-    python benchmarks/bench_cv.py            # full sizes (about 15 minutes)
-    python benchmarks/bench_cv.py --quick    # small sizes (about 1 minute)
+    python benchmarks/bench_cv.py            # full sizes (about 6 minutes on 2 cores)
+    python benchmarks/bench_cv.py --quick    # small sizes (under a minute)
     python benchmarks/bench_cv.py --write    # also benchmarks/results/cv.md
 """
 
