@@ -293,8 +293,12 @@ class SparseSoftmaxClassifier(_BaseMultiClass):
     the k-th and the (k+1)-th scores of a sample tie, and the minimiser often
     lies on such a kink, where the gradient does not vanish. Besides the
     gradient criterion (``tol``), L-BFGS therefore also stops, as converged,
-    once the objective has decreased by at most ``tol`` (relative to its
-    value) over the last 10 iterations. Only when neither criterion is met
+    when a convex combination of the gradients at its latest iterates (up to
+    11) has no entry above ``tol`` and certifies the objective to within
+    ``tol`` (relative) of its minimum -- the stopping test of bundle methods,
+    exact for this convex objective -- or, failing that, once the objective
+    has decreased by at most ``tol`` (relative to its value) over the last
+    10 iterations. Only when no criterion is met
     within ``max_iter`` iterations is a
     :class:`~sklearn.exceptions.ConvergenceWarning` raised. At such an
     optimum the two tied scores are equal only to the solver's accuracy, so

@@ -25,7 +25,8 @@ _COMMON_PARAMETERS = """C : float, default=1.0
         (every 10 iterations for 1, more often for larger values).
     solver : {"lbfgs", "newton-cg"}, default="lbfgs"
         The algorithm; both minimise the same objective (below).
-        ``"lbfgs"``: scipy's L-BFGS-B, on whitened coefficients (an exact
+        ``"lbfgs"``: L-BFGS (unconstrained, in compact form, scikit-learn's
+        stopping rules), on whitened coefficients (an exact
         change of variables by the features' Gram matrix, its diagonal, or,
         with twice as many features as samples, the row space of ``X``; see
         the user guide's "Choosing the solver"). ``"newton-cg"``: an inexact
@@ -51,8 +52,9 @@ _COMMON_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
         Names of the features seen during fit, when ``X`` has string column
         names (pandas)."""
 
-_OBJECTIVE_NOTES = """The coefficients minimise, by L-BFGS (scipy's L-BFGS-B with
-    ``maxls=50``, ``ftol=64*eps``, as in scikit-learn, stopping when the
+_OBJECTIVE_NOTES = """The coefficients minimise, by L-BFGS (10 curvature pairs, a weak
+    Wolfe line search of at most 50 evaluations, ``ftol=64*eps`` as
+    scikit-learn gives scipy's L-BFGS-B, stopping when the
     gradient's largest entry is at most ``tol`` with respect to both the
     coefficients and the whitened coefficients it works on) or by
     Newton-CG (``solver="newton-cg"``: stops when the gradient's largest

@@ -232,7 +232,7 @@ class SparsemaxMultiLabel(_MultiLabelMixin, _BaseSparseLinearClassifier):
         If positive, print the solver's iteration and objective to stderr.
     solver : {"lbfgs", "newton-cg"}, default="lbfgs"
         The algorithm; both minimise the same objective. ``"lbfgs"``:
-        scipy's L-BFGS-B on whitened coefficients (an exact change of
+        L-BFGS on whitened coefficients (an exact change of
         variables; with twice as many features as samples, in the row space
         of ``X``; see the user guide's "Choosing the solver").
         ``"newton-cg"``: inexact Newton, truncated conjugate gradients on

@@ -4,8 +4,9 @@ import sys
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
+
+from ._lbfgs import lbfgs
 
 
 def _advice(hit_max_iter, line_search_failed, max_iter):
@@ -25,7 +26,7 @@ def _advice(hit_max_iter, line_search_failed, max_iter):
 
 
 def _check_lbfgs_result(result, max_iter, name="L-BFGS", extra_warning_msg=None):
-    """Number of iterations of an L-BFGS-B run; warn if it did not converge.
+    """Number of iterations of an L-BFGS run; warn if it did not converge.
 
     A small public-API counterpart of scikit-learn's private
     ``sklearn.utils.optimize._check_optimize_result``.
@@ -33,6 +34,8 @@ def _check_lbfgs_result(result, max_iter, name="L-BFGS", extra_warning_msg=None)
     Parameters
     ----------
     result : scipy.optimize.OptimizeResult
+        With ``nit``, ``status`` (0 converged, 1 ``max_iter`` reached, 2
+        the line search failed) and ``message``.
     max_iter : int
     name : str
         Named in the warning (e.g. the estimator).
@@ -74,7 +77,11 @@ def minimize_lbfgs(
     stall=None,
     precondition=None,
 ):
-    """Minimise a smooth objective with scipy's L-BFGS-B, as scikit-learn does.
+    """Minimise a smooth objective by L-BFGS, with scikit-learn's stopping rules.
+
+    The iterations are those of :func:`._lbfgs.lbfgs` (unconstrained L-BFGS
+    in compact form, weak Wolfe line search); the stopping rules, the
+    messages and the warnings are those scikit-learn gives scipy's L-BFGS-B.
 
     Parameters
     ----------
@@ -125,16 +132,17 @@ def minimize_lbfgs(
     state = {"it": 0, "history": [], "stalled": False, "converged": False}
     gtol = tol
     w0 = np.asarray(w0, dtype=np.float64)
+    initial = None
     if precondition is not None:
         fun, w0, last = _preconditioned(fun, w0, precondition)
-        gtol = 0.0  # scipy would test the gradient in v only: `last` tests both
-        if last(fun, w0, args) <= tol:  # already converged (a warm start)
-            value = fun(w0, *args)[0]
-            return precondition.coef(w0), float(value), 0
+        gtol = 0.0  # the solver would test the gradient in v only: `last` tests both
+        initial = fun(w0, *args)
+        if last() <= tol:  # already converged (a warm start)
+            return precondition.coef(w0), float(initial[0]), 0
 
     def callback(intermediate_result):
         state["it"] += 1
-        if precondition is not None and last(None, intermediate_result.x) <= tol:
+        if precondition is not None and last() <= tol:
             state["converged"] = True
             raise StopIteration
         if stall is not None:
@@ -155,19 +163,10 @@ def minimize_lbfgs(
                     flush=True,
                 )
 
-    result = minimize(
-        fun,
-        w0,
-        args=args,
-        method="L-BFGS-B",
-        jac=True,
-        callback=callback,
-        options={
-            "maxiter": max_iter,
-            "maxls": 50,
-            "gtol": gtol,
-            "ftol": 64 * np.finfo(float).eps,
-        },
+    result = lbfgs(
+        lambda v: fun(v, *args), w0, max_iter=max_iter, gtol=gtol,
+        ftol=64 * np.finfo(float).eps, max_ls=50, callback=callback, initial=initial,
+        kink_tol=tol if stall is not None else None,
     )
     stopped = state["stalled"] or state["converged"]
     if check and not stopped:
@@ -191,33 +190,23 @@ def minimize_lbfgs(
 
 
 def _preconditioned(fun, w0, precondition):
-    """``fun`` of the variables ``v``, ``v0``, and ``last(fun, v, args)``.
+    """``fun`` of the variables ``v``, ``v0``, and ``last()``.
 
-    ``last`` returns the largest entry of the gradients with respect to
-    ``w`` and to ``v`` (the larger of the two) at ``v``: from the latest
-    evaluation if it was at ``v`` (as after every L-BFGS iteration: the line
-    search ends at the new iterate), else from a new one (with ``fun``
-    given) or ``inf``.
+    ``last()`` returns the largest entry of the gradients with respect to
+    ``w`` and to ``v`` (the larger of the two) at the latest evaluation:
+    after every iteration of :func:`._lbfgs.lbfgs` that is the new iterate
+    (the line search ends at the point it accepts).
     """
-    cache = {"v": None, "gmax": np.inf}
+    state = {"gmax": np.inf}
 
     def fun_v(v, *args):
-        if cache["v"] is not None and np.array_equal(cache["v"], v):
-            return cache["f"], cache["gv"].copy()  # scipy's first call at v0
         f, g = fun(precondition.coef(v), *args)
         gv = precondition.gradient(g)
-        cache["v"] = np.array(v, copy=True)
-        cache["gmax"] = max(float(np.max(np.abs(g))), float(np.max(np.abs(gv)))) if g.size else 0.0
-        cache["f"], cache["gv"] = f, gv
+        state["gmax"] = max(float(np.max(np.abs(g))), float(np.max(np.abs(gv)))) if g.size else 0.0
         return f, gv
 
-    def last(fun_of_v, v, args=()):
-        if cache["v"] is not None and np.array_equal(cache["v"], v):
-            return cache["gmax"]
-        if fun_of_v is None:
-            return np.inf
-        fun_of_v(v, *args)
-        return cache["gmax"]
+    def last():
+        return state["gmax"]
 
     return fun_v, precondition.variables(w0), last
 
