@@ -46,9 +46,17 @@ few classes; the rows marked "NumPy backend" fit the same model with the
 pure NumPy path (``sksparsemax.transforms.backend("numpy")``), what a user
 without numba gets. The header names the backend of the other rows.
 
-Targets (issue 4): SparsemaxClassifier fit time <= LogisticRegression's at
-equal or better accuracy; SparsemaxMultiLabel <= half the time of the
-one-vs-rest logistic regression; peak memory <= 1.5x.
+After the dense and the sparse tables, "solver overhead" refits every
+L-BFGS model once more with its loss-and-gradient evaluations timed
+(scikit-learn's ``LinearModelLoss.loss_gradient`` for LogisticRegression,
+ours for the others) and prints the share of the fit spent outside them:
+the solver's own work plus the set-up.
+
+Targets (issue 21): every estimator, default solver, at most 0.8x
+LogisticRegression's fit time at equal accuracy; on the sparse problem at
+most 10% of the fit outside the loss-and-gradient evaluations; peak memory
+at most LogisticRegression's (SparsemaxMultiLabel: at most twice the
+one-vs-rest peak).
 """
 
 import os
@@ -59,6 +67,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import io  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -199,6 +208,11 @@ def hit_max_iter(est, max_iter):
     return any(int(np.max(getattr(e, "n_iter_", 0))) >= max_iter for e in fits)
 
 
+#: What a run measured, by table title: written to ``estimators.json`` with
+#: ``--write`` (read by ``benchmarks/goals.py``).
+RESULTS = {"tables": {}, "overhead": {}}
+
+
 def report(title, models, X_train, y_train, X_test, y_test, repeats, score,
            max_iter=None, check_convergence=False):
     """Print one table; the first model is the reference of the ratios.
@@ -242,7 +256,76 @@ def report(title, models, X_train, y_train, X_test, y_test, repeats, score,
             )
     if max_iter is not None:
         print(f"(* stopped at max_iter={max_iter}; one-vs-rest: some label did)")
+    RESULTS["tables"][title] = rows
     return rows
+
+
+@contextlib.contextmanager
+def timed_loss_gradient():
+    """Accumulate the time spent in the loss-and-gradient evaluations.
+
+    Wraps ``loss_gradient`` of scikit-learn's ``LinearModelLoss`` (what
+    LogisticRegression's L-BFGS-B evaluates) and of ours (the evaluations
+    of every sksparsemax L-BFGS fit); yields a dict with the total ``time``
+    and the number of ``calls``.
+    """
+    from sklearn.linear_model import _linear_loss as sk_loss
+
+    from sksparsemax.linear_model import _linear_loss as our_loss
+
+    acc = {"time": 0.0, "calls": 0}
+    originals = [(cls, cls.loss_gradient) for cls in
+                 (sk_loss.LinearModelLoss, our_loss.LinearModelLoss)]
+
+    def wrap(original):
+        def loss_gradient(self, *args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                acc["time"] += time.perf_counter() - t0
+                acc["calls"] += 1
+        return loss_gradient
+
+    for cls, original in originals:
+        cls.loss_gradient = wrap(original)
+    try:
+        yield acc
+    finally:
+        for cls, original in originals:
+            cls.loss_gradient = original
+
+
+def solver_overhead(title, models, X, y, repeats=2):
+    """Share of each L-BFGS fit spent outside the loss-and-gradient evaluations.
+
+    One more fit per model (best of ``repeats``) with the evaluations timed
+    (:func:`timed_loss_gradient`); the rest of the fit is the solver's own
+    work (L-BFGS's iteration and line search, the change of variables) and
+    the set-up (validation, encoding, whitening moments).
+    """
+    print(f"\n{'solver overhead (lbfgs fits)':44s} {'fit s':>8s} {'in loss':>8s} "
+          f"{'calls':>6s} {'outside':>8s}")
+    rows = []
+    for name, est in models:
+        best = None
+        for _ in range(repeats):
+            with timed_loss_gradient() as acc:
+                _, t = _timed_fit(est, X, y)
+            if best is None or t < best[0]:
+                best = (t, acc["time"], acc["calls"])
+        t, t_loss, calls = best
+        share = 1.0 - t_loss / t
+        print(f"{name:44s} {t:8.3f} {t_loss:8.3f} {calls:6d} {100 * share:7.1f}%", flush=True)
+        rows.append(dict(model=name, time=t, loss_time=t_loss, calls=calls, outside=share))
+    RESULTS["overhead"][title] = rows
+    return rows
+
+
+def lbfgs_models(models):
+    """The models fitted by L-BFGS in their default configuration."""
+    return [(name, est) for name, est in models
+            if "newton" not in name and "NumPy" not in name]
 
 
 def classifiers(C, tol, max_iter):
@@ -293,7 +376,7 @@ def bench_multilabel(data_dir, args):
         print("\n(multi-label part skipped: sksparsemax.datasets.load_mulan not found)")
         return []
     names = ["emotions"] if args.quick else MULAN_NAMES
-    summary = []
+    summary, shapes = [], []
     for name in names:
         folder = Path(data_dir) / name
         train, test = folder / f"{name}-train.arff", folder / f"{name}-test.arff"
@@ -331,6 +414,25 @@ def bench_multilabel(data_dir, args):
             max_iter=args.max_iter, check_convergence=True,
         )
         summary.append((name, rows))
+        n, d = X_train.shape
+        # L-BFGS's features: at most n in the row space of X (used when d >= 2n).
+        shapes.append((name, min(n, d) if d >= 2 * n else d, Y_train.shape[1], rows[0]["peak"]))
+    if shapes:
+        # What the joint model must hold and one-vs-rest need not: the L-BFGS
+        # history of all labels' coefficients at once (10 pairs of K (d + 1)
+        # floats, against d + 1 per label) and the d x d whitening factor (d:
+        # the features L-BFGS works on).
+        print("\n== multi-label memory: what the joint model holds (MiB) ==")
+        print(f"{'data set':10s} {'OvR peak':>9s} {'2x OvR':>7s} {'joint history':>14s} "
+              f"{'OvR history':>12s} {'d x d factor':>13s}")
+        for name, d, K, ovr_peak in shapes:
+            mib = 2.0**20
+            print(f"{name:10s} {ovr_peak / mib:9.2f} {2 * ovr_peak / mib:7.2f} "
+                  f"{20 * K * (d + 1) * 8 / mib:14.2f} {20 * (d + 1) * 8 / mib:12.2f} "
+                  f"{d * d * 8 / mib:13.2f}")
+            RESULTS.setdefault("multilabel_memory", {})[name] = dict(
+                ovr_peak=ovr_peak, joint_history=20 * K * (d + 1) * 8,
+                ovr_history=20 * (d + 1) * 8, factor=d * d * 8)
     if summary:
         print("\n== multi-label summary: fit time / OvR(LR, lbfgs) fit time "
               "(target for SparsemaxMultiLabel: <= 0.5); iterations ==")
@@ -385,9 +487,29 @@ def main(argv=None):
             f"NumPy {np.__version__}, scikit-learn {sklearn.__version__}).\n\n"
             "```text\n" + buffer.getvalue().strip() + "\n```\n"
         )
-        print(f"written to {out}")
+        RESULTS["machine"] = _machine()
+        out.with_suffix(".json").write_text(json.dumps(RESULTS, indent=1) + "\n")
+        print(f"written to {out} and {out.with_suffix('.json').name}")
     else:
         _run(args)
+
+
+def _machine():
+    """The machine and the versions the run used."""
+    import scipy
+
+    from sksparsemax.transforms import _backend
+
+    numba = None
+    if _backend._numba_available():
+        import numba as nb
+
+        numba = nb.__version__
+    return dict(date=time.strftime("%Y-%m-%d"), machine=platform.machine(),
+                processor=platform.processor(), cpus=os.cpu_count(),
+                python=platform.python_version(), numpy=np.__version__,
+                scipy=scipy.__version__, sklearn=sklearn.__version__, numba=numba,
+                blas_threads=os.environ.get("OPENBLAS_NUM_THREADS"))
 
 
 class _Tee:
@@ -424,12 +546,13 @@ def _run(args):
         )
         scaler = StandardScaler().fit(X_train)
         X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+        models = classifiers(args.C, args.tol, args.max_iter)
         report(
             f"dense {X_train.shape}, 20 classes (score: test accuracy)",
-            classifiers(args.C, args.tol, args.max_iter),
-            X_train, y_train, X_test, y_test, args.repeats or (3 if args.quick else 2),
+            models, X_train, y_train, X_test, y_test, args.repeats or (3 if args.quick else 2),
             accuracy_score,
         )
+        solver_overhead("dense", lbfgs_models(models), X_train, y_train)
 
     if args.only in (None, "sparse"):
         n, d = (5000, 20000) if args.quick else (20000, 50000)
@@ -437,13 +560,14 @@ def _run(args):
         X_train, X_test, y_train, y_test = train_test_split(
             X, y, test_size=0.2, random_state=0
         )
+        models = classifiers(args.C, args.tol, args.max_iter)
         report(
             f"sparse CSR {X_train.shape}, density {X.nnz / np.prod(X.shape):.4f}, "
             "20 classes (score: test accuracy)",
-            classifiers(args.C, args.tol, args.max_iter),
-            X_train, y_train, X_test, y_test, args.repeats or 3,
+            models, X_train, y_train, X_test, y_test, args.repeats or 3,
             accuracy_score,
         )
+        solver_overhead("sparse", lbfgs_models(models), X_train, y_train)
 
     if args.only in (None, "multilabel"):
         bench_multilabel(args.data_dir or _default_data_dir(), args)

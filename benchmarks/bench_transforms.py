@@ -37,6 +37,7 @@ tables to ``benchmarks/results/transforms.md``.
 import argparse
 import datetime
 import gc
+import json
 import os
 import platform
 import subprocess
@@ -449,7 +450,14 @@ def main(argv=None):
         out = ROOT / "benchmarks" / "results" / "transforms.md"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report + "\n")
-        print(f"written to {out}", file=sys.stderr)
+        records = [dict(shape=list(shape), mapping=name, backend=b, time=t, ratio=r)
+                   for shape, name, b, t, r, *_ in rows]
+        meta = dict(date=datetime.date.today().isoformat(), machine=platform.machine(),
+                    cpus=os.cpu_count(), python=platform.python_version(),
+                    numpy=np.__version__, scipy=scipy.__version__, versions=_versions(ref))
+        out.with_suffix(".json").write_text(
+            json.dumps(dict(machine=meta, rows=records), indent=1) + "\n")
+        print(f"written to {out} and {out.with_suffix('.json').name}", file=sys.stderr)
 
 
 if __name__ == "__main__":

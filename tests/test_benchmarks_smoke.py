@@ -7,6 +7,7 @@ scored from it) is checked against GridSearchCV.
 """
 
 import importlib.util
+import json
 import subprocess
 import sys
 import time
@@ -280,3 +281,45 @@ def test_cv_benchmark_smoke(capsys):
     assert out.count("chose what GridSearchCV chose: yes") == 2
     bench._targets({"multilabel": {"GridSearchCV": 0.2}})
     assert "(target <= 0.3: met)" in capsys.readouterr().out
+
+
+def test_goals_report_lists_exactly_the_unmet_goals(tmp_path, monkeypatch):
+    """goals.py on hand-made reports: each ratio on the wrong side of its target is listed."""
+    goals = _load("goals.py")
+    ref = dict(model="LogisticRegression (reference)", time=1.0, ratio=1.0, n_iter=20,
+               score=0.9, peak=100, peak_ratio=1.0)
+    fast = dict(ref, model="SparsemaxClassifier", ratio=0.5, peak_ratio=0.5)
+    slow = dict(ref, model="EntmaxClassifier(alpha=1.5)", ratio=0.9, peak_ratio=0.5)
+    worse = dict(ref, model="SparseSoftmaxClassifier(k=5)", ratio=0.5, score=0.85, peak_ratio=0.5)
+    capped = dict(ref, model="SparseSoftmaxClassifier(k=2)", ratio=0.5, n_iter=100, peak_ratio=0.5)
+    ml_ref = dict(ref, model="OneVsRest(LogisticRegression) (reference)")
+    ml = dict(ref, model="SparsemaxMultiLabel", ratio=0.3, score=0.5, peak_ratio=2.5)
+    estimators = {
+        "tables": {"dense (10, 2), 3 classes (score: accuracy)": [ref, fast, slow, worse, capped],
+                   "multi-label toy (10, 2) (score: micro-F1)": [ml_ref, ml]},
+        "overhead": {"sparse": [dict(model="SparsemaxClassifier", time=1.0, loss_time=0.95,
+                                     calls=10, outside=0.05),
+                                dict(model="EntmaxClassifier(alpha=1.5)", time=1.0,
+                                     loss_time=0.8, calls=10, outside=0.2)],
+                     "dense": [dict(model="SparsemaxClassifier", time=1.0, loss_time=0.5,
+                                    calls=10, outside=0.5)]},
+        "machine": {}}
+    rows = [dict(shape=[10, 10], mapping="sparsemax", backend="numpy", ratio=0.9),
+            dict(shape=[10, 10], mapping="sparsemax", backend="numba", ratio=0.6),
+            dict(shape=[10, 100], mapping="sparsemax", backend="numba", ratio=0.4)]
+    (tmp_path / "estimators.json").write_text(json.dumps(estimators))
+    (tmp_path / "transforms.json").write_text(json.dumps({"rows": rows, "machine": {}}))
+    monkeypatch.setattr(goals, "RESULTS", tmp_path)
+    goals.main()
+    report = (tmp_path / "performance_goals.md").read_text()
+    listed = [line[2:] for line in report.splitlines() if line.startswith("- ")]
+    assert sorted(listed) == sorted([
+        "fit time of EntmaxClassifier(alpha=1.5) on dense (10, 2), 3 classes: 0.90x",
+        "fit time of SparseSoftmaxClassifier(k=5) on dense (10, 2), 3 classes: 0.50x",
+        "fit time of SparseSoftmaxClassifier(k=2) on dense (10, 2), 3 classes: 0.50x",
+        # the multi-label score differs by 0.4 but is not held to the reference's
+        "peak memory of SparsemaxMultiLabel on multi-label toy (10, 2): 2.50x",
+        "time outside the evaluations, EntmaxClassifier(alpha=1.5) on the sparse problem: 20.0%",
+        "sparsemax, numba backend, 10 x 10: 0.60x",
+    ])
+    assert f"Goals not met: {len(listed)}." in report

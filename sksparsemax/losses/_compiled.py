@@ -48,8 +48,9 @@ class CompiledLoss:
         self.kernel = kernel
         self.params = np.ascontiguousarray(params, dtype=np.float64)
         # A kernel that takes longer to compile than the sparsemax loss's
-        # (the loss's ``_kernel_compile_weight``: 1.5-entmax sorts in its row
-        # kernel) applies from proportionally larger problems only, so that
+        # (the loss's ``_kernel_compile_weight``: 1.5-entmax's Newton search
+        # for the threshold is inlined in each driver) applies from
+        # proportionally larger problems only, so that
         # a first fit on small data compiles nothing.
         self.compile_weight = getattr(loss, "_kernel_compile_weight", 1)
 

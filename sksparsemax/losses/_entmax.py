@@ -149,7 +149,7 @@ class EntmaxLoss(FenchelYoungLoss):
       cross-entropy (:class:`SoftmaxLoss`) minus the Shannon entropy of
       :math:`q` (which is 0 for class indices);
     - ``alpha = 1.5``: :func:`~sksparsemax.transforms.entmax15` (exact,
-      sort-based);
+      Newton steps on the threshold, checked against the closed form);
     - ``alpha = 2``: sparsemax; the loss equals :class:`SparsemaxLoss`;
     - any other alpha: :func:`~sksparsemax.transforms.entmax_bisect`
       (root search to float64 precision).
@@ -250,7 +250,7 @@ class _TsallisLoss(FenchelYoungLoss):
 
     def __init__(self, alpha):
         self.alpha = alpha
-        # 1.5-entmax has an exact sort-based algorithm; other alphas bisect.
+        # 1.5-entmax has an exact closed-form algorithm; other alphas bisect.
         self._sort_based = alpha in _SORT_BASED
 
     def _mapping(self, Zs):
@@ -295,15 +295,16 @@ class _TsallisLoss(FenchelYoungLoss):
     def _target_term(self, target):
         return _neg_tsallis(target, self.alpha)
 
-    #: Its kernel (a sort per row, inlined in each driver) compiles for
-    #: several times as long as the sparsemax loss's: it applies from 16
+    #: Its kernel (Newton steps on the threshold, certified by counting,
+    #: inlined in each driver) compiles for longer than the sparsemax
+    #: loss's: it applies from 16
     #: times the size rules of the others (``losses/_compiled.py``), where
     #: fits last long enough to repay it, so that the main job's data and
     #: small first fits compile nothing.
     _kernel_compile_weight = 16
 
     def _row_kernel(self):
-        # The exact sort-based 1.5-entmax has a compiled row kernel; the
+        # The exact closed-form 1.5-entmax has a compiled row kernel; the
         # bisection of other alphas keeps the NumPy path.
         if not self._sort_based:
             return None
@@ -360,7 +361,7 @@ class _PerSampleTsallisLoss(FenchelYoungLoss):
 #: compiled kernels): Shannon (softmax) and Gini (sparsemax).
 _EXACT_CASES = {1.0: _ShannonLoss, 2.0: SparsemaxLoss}
 
-#: The alphas with a sort-based mapping (entmax15).
+#: The alphas with an exact closed-form mapping (entmax15).
 _SORT_BASED = {1.5}
 
 

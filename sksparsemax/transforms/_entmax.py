@@ -7,6 +7,7 @@ from .._checks import check_alpha_values
 from . import _array_api as _xp
 from . import _array_api_entmax as _xpe
 from . import _backend
+from ._entmax15_numpy import entmax15_rows
 from ._softmax import softmax
 from ._validation import (
     as_float_array,
@@ -21,19 +22,24 @@ from ._validation import (
 
 
 def entmax15(z, axis=-1):
-    r"""1.5-entmax, computed exactly by sorting.
+    r"""1.5-entmax, computed exactly.
 
     .. math::
 
         \operatorname{entmax}_{1.5}(z) = \arg\max_{p \in \Delta}\;
         p^\top z + H^T_{1.5}(p), \qquad p_i = [z_i/2 - \tau]_+^2,
 
-    with :math:`\tau` such that the entries sum to one. Sort
-    :math:`u = z/2` in decreasing order; for each candidate support size
-    :math:`k`, with :math:`m_k` and :math:`s_k` the mean and the mean square of
-    the :math:`k` largest entries, :math:`\tau_k = m_k - \sqrt{[1/k - (s_k -
-    m_k^2)]_+}`, and the support size is the number of :math:`k` with
-    :math:`\tau_k \le u_{(k)}` (Peters et al., 2019, Algorithm 2).
+    with :math:`\tau` such that the entries sum to one. For a support
+    :math:`S` of size :math:`k`, with :math:`m` and :math:`s` the mean and the
+    mean square of :math:`u = z/2` over :math:`S`, :math:`\tau_S = m -
+    \sqrt{[1/k - (s - m^2)]_+}` (Peters et al., 2019, Algorithm 2, which
+    sorts :math:`u` and tries every prefix). No sort is needed: the NumPy
+    path brackets :math:`\tau` between Newton steps on the convex, decreasing
+    :math:`f(t) = \sum_i [u_i - t]_+^2 - 1` (lower bounds) and the closed
+    form on the entries above the lower bound (an upper bound, exact once no
+    entry of that set lies below it), on the few candidates of each slice
+    and row block by row block (see ``_entmax15_numpy``); the result is the
+    closed form on the final support.
 
     Parameters
     ----------
@@ -79,25 +85,7 @@ def entmax15(z, axis=-1):
     kern = _backend.kernels()
     if kern is not None:
         return from_rows(compiled_rows(kern.entmax15_rows, Z, shape), shape, axis)
-    zmax = checked_row_max(Z, shape)
-    with np.errstate(over="ignore"):
-        U = (Z - zmax) / 2  # row maximum 0
-    # Entries with u <= -1 are never in the support (tau >= max u - 1):
-    # clipping them keeps the prefix sums finite and changes no result.
-    srt = -np.sort(-np.maximum(U, -2), axis=1)
-    K = Z.shape[1]
-    rho = np.arange(1, K + 1, dtype=U.dtype)
-    mean = np.cumsum(srt, axis=1) / rho
-    mean_sq = np.cumsum(srt * srt, axis=1) / rho
-    delta = (1 - rho * (mean_sq - mean * mean)) / rho
-    tau = mean - np.sqrt(np.maximum(delta, 0))
-    size = np.count_nonzero(tau <= srt, axis=1, keepdims=True)
-    tau_star = np.take_along_axis(tau, size - 1, axis=1)
-    P = np.maximum(U - tau_star, 0)
-    P *= P
-    # Rounding in tau leaves row sums within a few ulps of 1; renormalise.
-    P /= P.sum(axis=1, keepdims=True)
-    return from_rows(P, shape, axis)
+    return from_rows(entmax15_rows(Z, shape), shape, axis)
 
 
 def _row_power(D, E, where=True):
@@ -324,7 +312,7 @@ def entmax_bisect(z, alpha=1.5, axis=-1, *, tol=None, max_iter=100):
 
     See Also
     --------
-    entmax15 : Exact sort-based algorithm for ``alpha = 1.5``.
+    entmax15 : Exact algorithm for ``alpha = 1.5``.
     sparsemax : ``alpha = 2``.
     entmax_jvp : Jacobian-vector product.
 

@@ -9,177 +9,242 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numba_rows import _JIT, _JIT_INLINE, _block_sum, _row_max, _row_sum
+# The sort-based pieces of 1.5-entmax (shared with the loss kernels, which
+# import them from here) and its closed form live in ._numba_rows.
+from ._numba_rows import (  # noqa: F401
+    _ENTMAX15_SLACK,
+    _INSERTION_MAX,
+    _JIT,
+    _JIT_INLINE,
+    _block_sum,
+    _entmax15_closed_form,
+    _entmax15_discard,
+    _entmax15_prefix_tau,
+    _entmax15_sorted_tau,
+    _entmax15_support_tau,
+    _row_max,
+    _row_sum,
+    _sort_desc,
+)
 
-# entmax15: up to this many remaining candidates are sorted by an inline
-# insertion sort, more by numba's quicksort.
-_INSERTION_MAX = 32
-# entmax15: above this many candidates ``u > -1``, lower bounds of the
-# threshold first discard the entries that cannot be in the support.
-_ENTMAX15_FILTER_MIN = 16
-# entmax15: above this row length, the row maximum and a superset of the
-# candidates are found in one pass over the row.
-_FUSED_MIN = 128
-# Slack of the Newton lower bound of entmax15 (the rows are shifted so that
-# the threshold lies in [-1, 0)): the bound is lowered by this much before
-# discarding entries, far more than its rounding error, so no support entry
-# is ever discarded.
-_ENTMAX15_SLACK = 1e-9
-
-
-@njit(**_JIT)
-def _sort_desc(buf, c):
-    """Sort ``buf[:c]`` in decreasing order, in place (numba's quicksort)."""
-    buf[:c].sort()
-    for a in range(c // 2):
-        x = buf[a]
-        buf[a] = buf[c - 1 - a]
-        buf[c - 1 - a] = x
-
-
-@njit(**_JIT_INLINE)
-def _entmax15_discard(buf, c, su):
-    """Drop from the candidates ``buf[:c]`` (sum ``su``) those below lower bounds of tau.
-
-    Every entry below a lower bound ``t`` of the threshold is outside the
-    support; entries are dropped below ``t - _ENTMAX15_SLACK`` only, so no
-    support entry is lost to rounding. The bounds: Jensen's ``mean(u) -
-    1/sqrt(c)`` (``[.]_+^2`` is convex), then Newton steps on ``f(t) = sum
-    [u - t]_+^2 - 1`` (convex and decreasing, so every iterate stays below
-    tau) until a step drops nothing. Up to ``_ENTMAX15_FILTER_MIN``
-    candidates are kept as they are. Compacts ``buf`` in place and returns
-    the number kept.
-    """
-    if c <= _ENTMAX15_FILTER_MIN:
-        return c
-    t = su / c - 1.0 / math.sqrt(c)
-    t = t if t > -1.0 else -1.0
-    for it in range(64):
-        thr = t - _ENTMAX15_SLACK
-        c2 = 0
-        s1 = 0.0
-        s2 = 0.0
-        for a in range(c):
-            u = buf[a]
-            buf[c2] = u
-            c2 += u > thr
-            d = u - t
-            d = d if d > 0 else 0.0
-            s1 += d
-            s2 += d * d
-        if c2 == c and it > 0:
-            return c
-        c = c2
-        t += (s2 - 1.0) / (2.0 * s1)
-    return c
+# entmax15: above this row length, the Newton passes after the first run
+# over the entries that can still be in the support, copied to a buffer.
+_ENTMAX15_NEWTON_MAX = 128
+# entmax15: on rows longer than this, the NumPy path sums the final support
+# in decreasing order (and the kernels do the same).
+_ENTMAX15_SORTED_MIN = 24
+# entmax15: Newton passes before the sort-based fallback (a handful suffice).
+_ENTMAX15_MAX_PASSES = 40
 
 
 @njit(**_JIT_INLINE)
-def _entmax15_prefix_tau(srt, c, taus):
-    """Threshold of 1.5-entmax from its candidates ``srt[:c]``, sorted decreasingly.
+def _entmax15_sums_row(Z, i, m, t, check):
+    """Sums of row ``i`` over ``S = {u > t}``: ``(|S|, sum u, sum u^2, #{u > check})``.
 
-    The prefix rule of Peters et al. (2019, Algorithm 2): with ``m_k`` and
-    ``s_k`` the mean and mean square of the k largest, ``tau_k = m_k -
-    sqrt([1/k - (s_k - m_k^2)]_+)``, and the support size is the number of k
-    with ``tau_k <= u_(k)``. The prefix sums are those of the NumPy path;
-    ``taus`` (length >= c, dtype of the scores) holds the ``tau_k``, so the
-    result is rounded to that dtype, as in the NumPy path.
+    ``u = (z - m) / 2``, rounded to the dtype of ``Z`` as the NumPy path
+    computes it; the sums are float64. Branch-free, so that the loop is
+    vectorised (the kernels allow the reassociation of these sums).
     """
-    csum = 0.0
-    csq = 0.0
+    K = Z.shape[1]
     cnt = 0
-    for r in range(1, c + 1):
-        v = srt[r - 1]
-        csum += v
-        csq += v * v
-        mean = csum / r
-        mean_sq = csq / r
-        delta = (1.0 - r * (mean_sq - mean * mean)) / r
-        t = mean - math.sqrt(delta if delta > 0 else 0.0)
-        taus[r - 1] = t
-        cnt += t <= v
-    return taus[cnt - 1]
+    above = 0
+    s1 = 0.0
+    s2 = 0.0
+    for j in range(K):
+        u = np.float64((Z[i, j] - m) / 2)
+        keep = u > t
+        v = u if keep else 0.0
+        s1 += v
+        s2 += v * v
+        cnt += keep
+        above += u > check
+    return cnt, s1, s2, above
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_sums_buf(buf, c, t, check):
+    """:func:`_entmax15_sums_row` over the values ``u`` in ``buf[:c]``."""
+    cnt = 0
+    above = 0
+    s1 = 0.0
+    s2 = 0.0
+    for a in range(c):
+        u = buf[a]
+        keep = u > t
+        v = u if keep else 0.0
+        s1 += v
+        s2 += v * v
+        cnt += keep
+        above += u > check
+    return cnt, s1, s2, above
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_newton_step(cnt, s1, s2, t):
+    """Newton step on ``f(t) = sum_S (u - t)^2 - 1`` from ``t`` (sums over ``S = {u > t}``)."""
+    d1 = s1 - cnt * t  # sum (u - t)
+    d2 = s2 - 2.0 * t * s1 + cnt * t * t  # sum (u - t)^2
+    return t + (d2 - 1.0) / (2.0 * d1)
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_first_step(Z, i, m):
+    """First Newton pass of :func:`_entmax15_newton_tau`, at ``t = -1``.
+
+    Returns the closed form ``tau`` for ``S = {u > -1}``, the size of that
+    ``S`` and the next lower bound ``t``: the larger of the Newton step and
+    Jensen's bound ``mean(u) - 1/sqrt(c)`` over the ``c`` candidates
+    ``u > -1`` (``[.]_+^2`` is convex).
+    """
+    cnt, s1, s2, _ = _entmax15_sums_row(Z, i, m, -1.0, 0.0)
+    t = _entmax15_newton_step(cnt, s1, s2, -1.0)
+    jensen = s1 / cnt - 1.0 / math.sqrt(cnt)
+    return _entmax15_closed_form(cnt, s1, s2), cnt, t if t > jensen else jensen
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_newton_tau(Z, i, m):
+    """Exact threshold of 1.5-entmax of row ``i`` (shifted by its maximum ``m``), sort-free.
+
+    ``f(t) = sum_j [u_j - t]_+^2 - 1`` is convex and decreasing up to its
+    root ``tau``, so Newton steps from a lower bound (``t = -1``: the
+    largest ``u`` is 0; :func:`_entmax15_first_step`) increase
+    monotonically to ``tau``. Each pass over the row gives the sums for the
+    next step and the closed form ``tau_S`` for the support ``S = {u > t}``
+    (:func:`_entmax15_closed_form`); ``tau_S`` is the threshold exactly when
+    ``{u > tau_S} = S`` (then ``tau_S`` solves ``f = 0``, whose root is
+    unique), which the next pass checks by counting. So the result is the
+    closed form for the exact support, as the prefix rule of the NumPy path
+    gives. Returns ``(tau, ok)``; ``ok`` is False if no check succeeded
+    within ``_ENTMAX15_MAX_PASSES`` passes.
+    """
+    tau, size, t = _entmax15_first_step(Z, i, m)
+    for _ in range(_ENTMAX15_MAX_PASSES):
+        cnt, s1, s2, above = _entmax15_sums_row(Z, i, m, t, tau)
+        if above == size:
+            return tau, True
+        tau, size = _entmax15_closed_form(cnt, s1, s2), cnt
+        t = _entmax15_newton_step(cnt, s1, s2, t)
+    return tau, False
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_newton_tau_compact(Z, i, m, buf):
+    """:func:`_entmax15_newton_tau` for long rows: later passes over a few entries.
+
+    After the first pass, the entries above its lower bound of ``tau``
+    (less ``_ENTMAX15_SLACK``, far more than its rounding error) are copied
+    into ``buf`` (float64; a branch taken for these few entries only), and
+    the later passes run over them. A closed form below that cut is
+    rejected (the check could not see the entries left out).
+    """
+    K = Z.shape[1]
+    tau, size, t = _entmax15_first_step(Z, i, m)
+    low = t - _ENTMAX15_SLACK
+    c = 0
+    for j in range(K):
+        u = np.float64((Z[i, j] - m) / 2)
+        if u > low:
+            buf[c] = u
+            c += 1
+    for _ in range(_ENTMAX15_MAX_PASSES):
+        cnt, s1, s2, above = _entmax15_sums_buf(buf, c, t, tau)
+        if above == size and tau >= low:
+            return tau, True
+        tau, size = _entmax15_closed_form(cnt, s1, s2), cnt
+        t = _entmax15_newton_step(cnt, s1, s2, t)
+    return tau, False
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_write_row(Z, i, m, tau, out, rounded, stack, vals):
+    """``out[i] = [u - tau]_+^2`` over its row sum (``tau`` rounded to the dtype of ``Z``).
+
+    The rounding, the row sum and the division are those of the NumPy path.
+    """
+    K = Z.shape[1]
+    rounded[0] = tau
+    ts = rounded[0]
+    for j in range(K):
+        d = (Z[i, j] - m) / 2 - ts
+        out[i, j] = d * d if d > 0 else 0
+    s = _block_sum(out, i, 0, K) if K <= 128 else _row_sum(out, i, stack, vals)
+    for j in range(K):
+        out[i, j] = out[i, j] / s
+
+
+# The two row loops allow reassociation: LLVM then vectorises the float sums
+# of _entmax15_sums_row and _entmax15_sums_buf. No other expression of theirs
+# is a chain that it could reorder (the row sums and the final sums of the support are
+# computed by _block_sum, _row_sum and _entmax15_support_tau, compiled on
+# their own).
+_JIT_REASSOC = dict(_JIT, fastmath={"reassoc"})
+
+
+@njit(**_JIT_REASSOC)
+def _entmax15_rows_short(Z, out, zmax, taus):
+    """:func:`entmax15_rows` for rows of up to ``_ENTMAX15_NEWTON_MAX`` entries."""
+    n, K = Z.shape
+    buf = np.empty(2 * K, dtype=np.float64)
+    scratch = np.empty(K, dtype=Z.dtype)
+    stack = np.empty((128, 3), dtype=np.intp)
+    vals = np.empty(128, dtype=out.dtype)
+    for i in range(n):
+        m, ok = _row_max(Z, i, zmax)
+        if not ok:
+            return i
+        tau, ok = _entmax15_newton_tau(Z, i, m)
+        # Calls in the kernel itself (see _JIT_INLINE in ._numba_rows).
+        if not ok:
+            tau = _entmax15_sorted_tau(Z, i, m, scratch, taus)
+        elif K > _ENTMAX15_SORTED_MIN:
+            tau = _entmax15_support_tau(Z, i, m, tau, buf)
+        _entmax15_write_row(Z, i, m, tau, out, taus, stack, vals)
+    return -1
+
+
+@njit(**_JIT_REASSOC)
+def _entmax15_rows_long(Z, out, zmax, taus):
+    """:func:`entmax15_rows` for rows of more than ``_ENTMAX15_NEWTON_MAX`` entries."""
+    n, K = Z.shape
+    buf = np.empty(2 * K, dtype=np.float64)
+    scratch = np.empty(K, dtype=Z.dtype)
+    stack = np.empty((128, 3), dtype=np.intp)
+    vals = np.empty(128, dtype=out.dtype)
+    for i in range(n):
+        m, ok = _row_max(Z, i, zmax)
+        if not ok:
+            return i
+        tau, ok = _entmax15_newton_tau_compact(Z, i, m, buf)
+        # Calls in the kernel itself (see _JIT_INLINE in ._numba_rows).
+        if not ok:
+            tau = _entmax15_sorted_tau(Z, i, m, scratch, taus)
+        elif K > _ENTMAX15_SORTED_MIN:
+            tau = _entmax15_support_tau(Z, i, m, tau, buf)
+        _entmax15_write_row(Z, i, m, tau, out, taus, stack, vals)
+    return -1
 
 
 @njit(**_JIT)
 def entmax15_rows(Z, out, zmax):
-    """Exact 1.5-entmax of every row of ``Z`` (sort of the candidates only).
+    """Exact 1.5-entmax of every row of ``Z``.
 
-    Per row, with ``u = (z - max z) / 2``: the threshold ``tau`` is at least
-    ``max u - 1 = -1``, so only the candidates ``u > -1`` can be in the
-    support (on long rows, one pass finds the row maximum and a superset of
-    them: the entries within 2 of the running maximum). Lower bounds of
-    ``tau`` then discard most candidates outside the support
-    (:func:`_entmax15_discard`); the remaining ones (the support and at most
-    a few more) are sorted by decreasing value and fed to the prefix rule of
-    Peters et al. (2019, Algorithm 2, :func:`_entmax15_prefix_tau`). The
-    prefix sums and the final row sums are computed as in the NumPy path, so
-    the results agree. Returns the first invalid row or -1.
+    Per row, with ``u = (z - max z) / 2``: the threshold ``tau`` by Newton
+    steps and the closed form of its support (:func:`_entmax15_newton_tau`,
+    :func:`_entmax15_newton_tau_compact` on rows longer than
+    ``_ENTMAX15_NEWTON_MAX``; a sort of the candidates,
+    :func:`_entmax15_sorted_tau`, should no check succeed), recomputed in
+    the NumPy path's order of sums on rows longer than
+    ``_ENTMAX15_SORTED_MIN`` (:func:`_entmax15_support_tau`); then ``out =
+    [u - tau]_+^2`` over its row sum, with the rounding and the row sums of
+    the NumPy path (:func:`_entmax15_write_row`). Returns the first invalid
+    row or -1.
     """
-    n, K = Z.shape
-    buf = np.empty(K, dtype=Z.dtype)
+    K = Z.shape[1]
     taus = np.empty(K, dtype=Z.dtype)
-    stack = np.empty((128, 3), dtype=np.intp)
-    vals = np.empty(128, dtype=out.dtype)
-    for i in range(n):
-        c2 = 0
-        su = 0.0
-        if K <= _FUSED_MIN:
-            m, ok = _row_max(Z, i, zmax)
-            if not ok:
-                return i
-            # Candidates u > -1 (u as the NumPy path computes it), their sum.
-            for j in range(K):
-                u = (Z[i, j] - m) / 2
-                buf[c2] = u
-                keep = u > -1.0
-                su += u if keep else 0.0
-                c2 += keep
-        else:
-            # Row maximum, NaN check and the entries within 2 of the running
-            # maximum (a superset of the candidates) in one pass.
-            m = Z[i, 0]
-            nan = m != m
-            c = 0
-            for j in range(K):
-                x = Z[i, j]
-                nan |= x != x
-                m = x if x > m else m
-                buf[c] = x
-                c += (x - m) > -2
-            if nan or not (m > -np.inf and m < np.inf):
-                zmax[i] = np.nan if nan else m
-                return i
-            zmax[i] = m
-            for a in range(c):
-                u = (buf[a] - m) / 2
-                buf[c2] = u
-                keep = u > -1.0
-                su += u if keep else 0.0
-                c2 += keep
-        c = _entmax15_discard(buf, c2, su)
-        # Sort the candidates by decreasing value. This stays in the kernel:
-        # a helper that passes buf on to _sort_desc in one branch only would
-        # leave an unpaired reference count per row (see _JIT_INLINE in
-        # ._numba_rows).
-        if c <= _INSERTION_MAX:
-            for a in range(1, c):
-                x = buf[a]
-                p = a
-                while p > 0 and buf[p - 1] < x:
-                    buf[p] = buf[p - 1]
-                    p -= 1
-                buf[p] = x
-        else:
-            _sort_desc(buf, c)
-        ts = _entmax15_prefix_tau(buf, c, taus)
-        for j in range(K):
-            d = (Z[i, j] - m) / 2 - ts
-            out[i, j] = d * d if d > 0 else 0
-        s = _block_sum(out, i, 0, K) if K <= 128 else _row_sum(out, i, stack, vals)
-        for j in range(K):
-            out[i, j] = out[i, j] / s
-    return -1
+    if K <= _ENTMAX15_NEWTON_MAX:
+        return _entmax15_rows_short(Z, out, zmax, taus)
+    return _entmax15_rows_long(Z, out, zmax, taus)
 
 
 @njit(**_JIT_INLINE)

@@ -8,7 +8,9 @@ writes into preallocated outputs; the only scratch memory is a few buffers of
 length K per call, none per row. The arithmetic is the same as the NumPy path
 (shift by the row maximum, the same closed forms, the row sums that normalise
 the outputs in NumPy's pairwise order), so both backends agree to rounding;
-the iterative thresholds sum in a different order.
+the iterative thresholds sum in a different order, and top-k softmax on
+short rows evaluates exp by a polynomial within 1 ulp of libm's
+(:func:`._numba_rows.exp_nonpositive`).
 
 Invalid rows (NaN, ``+inf``, all ``-inf``) are not raised here: each kernel
 stores the row maximum of every row it visits in ``zmax`` and returns the
@@ -24,7 +26,7 @@ process.
 
 The sparsemax and top-k kernels are defined here, the alpha-entmax ones in
 :mod:`._numba_entmax`, the row primitives they share with the loss kernels
-(compilation options, row maximum, row sum) in :mod:`._numba_rows`.
+(compilation options, row maximum, row sum, exp) in :mod:`._numba_rows`.
 """
 
 import numpy as np
@@ -37,7 +39,17 @@ from ._numba_blas import times_lower, times_lower_transposed  # noqa: F401
 from ._numba_budget import budget_sparsemax_rows  # noqa: F401
 from ._numba_entmax import entmax15_rows, entmax_bisect_rows  # noqa: F401
 from ._numba_normmax import normmax_rows  # noqa: F401
-from ._numba_rows import _JIT, _JIT_INLINE, _block_sum, _row_max
+from ._numba_rows import _JIT, _JIT_FMA, _JIT_INLINE, _block_sum, _row_max, exp_nonpositive
+
+# sparse_softmax: for k up to _NET_K_MAX and rows of up to _NET_ROW_MAX
+# entries, the k largest values come from a branch-free compare-exchange
+# network (_push8); otherwise from the insertion of top_k_row.
+_NET_K_MAX = 8
+_NET_ROW_MAX = 128
+# sparse_softmax: rows of up to this many entries take exp of every entry in
+# one vectorised pass (exp_nonpositive) and mask it; longer rows take exp of
+# the k kept entries only.
+_DENSE_EXP_MAX = 16
 
 
 @njit(**_JIT_INLINE)
@@ -149,9 +161,155 @@ def _insert_decreasing(bval, bidx, p, x, j):
     bidx[p] = j
 
 
-@njit(**_JIT)
+@njit(**_JIT_INLINE)
+def _exchange(b, x):
+    """``(max(b, x), min(b, x))`` without a branch (``x`` NaN: ``(b, x)``)."""
+    return (x if x > b else b), (b if x > b else x)
+
+
+@njit(**_JIT_INLINE)
+def _push8(b, x):
+    """Push ``x`` into the decreasing 8-tuple ``b``; the smallest of the nine drops out.
+
+    Eight compare-exchanges and no branch: the tuple lives in registers and
+    its cost does not depend on the data (an insertion's branches are
+    mispredicted about once per entry that enters). A NaN never enters.
+    """
+    b0, x = _exchange(b[0], x)
+    b1, x = _exchange(b[1], x)
+    b2, x = _exchange(b[2], x)
+    b3, x = _exchange(b[3], x)
+    b4, x = _exchange(b[4], x)
+    b5, x = _exchange(b[5], x)
+    b6, x = _exchange(b[6], x)
+    b7, x = _exchange(b[7], x)
+    return (b0, b1, b2, b3, b4, b5, b6, b7)
+
+
+@njit(**_JIT_INLINE)
+def _kth(b, k):
+    """``b[k - 1]`` of the 8-tuple ``b`` (``1 <= k <= 8``), by selects."""
+    v = b[0]
+    v = b[1] if k > 1 else v
+    v = b[2] if k > 2 else v
+    v = b[3] if k > 3 else v
+    v = b[4] if k > 4 else v
+    v = b[5] if k > 5 else v
+    v = b[6] if k > 6 else v
+    v = b[7] if k > 7 else v
+    return v
+
+
+@njit(**_JIT_INLINE)
+def _top8_values(Z, i):
+    """The 8 largest values of row ``i`` (decreasing, ``-inf`` padded) and a NaN flag.
+
+    Every entry goes through the network (:func:`_push8`): on rows of up
+    to ``_NET_ROW_MAX`` entries this costs less than the insertion's
+    mispredicted branches, or than a pre-filter that copies the entries
+    above a lower bound of the k-th largest value.
+    """
+    ninf = -np.inf
+    b = (ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf)
+    nan = False
+    for j in range(Z.shape[1]):
+        x = Z[i, j]
+        nan |= x != x
+        b = _push8(b, x)
+    return b, nan
+
+
+@njit(**_JIT_INLINE)
+def _top_k_dense(Z, i, k, v, m, out):
+    """``out[i] = exp(z - m)`` on the top k of row ``i`` (k-th largest value ``v``), 0 elsewhere.
+
+    Every entry's exp is evaluated (:func:`._numba_rows.exp_nonpositive`, in
+    SIMD) and masked. When more entries than k equal ``v``, only the first of
+    them (lowest indices) are kept, in a second, scalar pass.
+    """
+    K = Z.shape[1]
+    above = 0
+    at_least = 0
+    for j in range(K):
+        x = Z[i, j]
+        above += x > v
+        at_least += x >= v
+    if at_least == k:
+        for j in range(K):
+            x = Z[i, j]
+            e = exp_nonpositive(np.float64(x - m))
+            out[i, j] = e if x >= v else 0
+    else:
+        ties = k - above
+        for j in range(K):
+            x = Z[i, j]
+            keep = x > v or (x == v and ties > 0)
+            ties -= x == v
+            out[i, j] = exp_nonpositive(np.float64(x - m)) if keep else 0
+
+
+@njit(**_JIT_INLINE)
+def _top_k_sparse(Z, i, k, v, m, out):
+    """As :func:`_top_k_dense`, with exp on the k kept entries only.
+
+    The test of an entry is a branch, taken k times per row: cheaper on long
+    rows than exp of every entry or a list of the kept columns.
+    """
+    K = Z.shape[1]
+    above = 0
+    for j in range(K):
+        above += Z[i, j] > v
+    ties = k - above
+    for j in range(K):
+        x = Z[i, j]
+        out[i, j] = 0
+        if x >= v:
+            if x > v or ties > 0:
+                out[i, j] = np.exp(x - m)
+            ties -= x == v
+
+
+@njit(**_JIT_FMA)
 def sparse_softmax_rows(Z, k, out, zmax):
     """Top-k softmax of every row of ``Z`` (``1 <= k < K``).
+
+    For ``k <= 8`` and rows of up to 128 entries: the k-th largest value
+    ``v`` and the maximum come from a compare-exchange network
+    (:func:`_top8_values`); the kept entries are those above ``v`` and the
+    first ones (lowest indices) equal to it, exactly k; exp is evaluated for
+    every entry in SIMD on short rows (:func:`_top_k_dense`), for the k kept
+    ones on the others (:func:`_top_k_sparse`). Otherwise one pass per row
+    finds the k largest entries and the row maximum (:func:`top_k_row`, the
+    same tie rule) and exp is evaluated on them. The row sums are those of
+    the NumPy path. Writes ``out`` and ``zmax``; returns the first invalid
+    row or -1.
+    """
+    n, K = Z.shape
+    if k > _NET_K_MAX or K > _NET_ROW_MAX:
+        return _sparse_softmax_insertion(Z, k, out, zmax)
+    for i in range(n):
+        b, nan = _top8_values(Z, i)
+        if nan:
+            zmax[i] = np.nan
+            return i
+        zmax[i] = b[0]
+        m = zmax[i]  # the row maximum, in the dtype of Z
+        if not (m > -np.inf and m < np.inf):
+            return i
+        v = _kth(b, k)
+        if K <= _DENSE_EXP_MAX:
+            _top_k_dense(Z, i, k, v, m, out)
+        else:
+            _top_k_sparse(Z, i, k, v, m, out)
+        s = _block_sum(out, i, 0, K)  # the NumPy path's row sum, to the last bit
+        for j in range(K):
+            out[i, j] = out[i, j] / s
+    return -1
+
+
+@njit(**_JIT)
+def _sparse_softmax_insertion(Z, k, out, zmax):
+    """:func:`sparse_softmax_rows` by :func:`top_k_row` (any k, any row length).
 
     One pass per row finds the k largest entries and the row maximum (the
     first of them) and checks for NaN (:func:`top_k_row`: among equal scores

@@ -1,12 +1,16 @@
-"""Row primitives of the compiled kernels: compilation options, row maximum, row sum.
+"""Row primitives of the compiled kernels: compilation options, row maximum,
+row sum, exp, and the sort-based threshold of 1.5-entmax.
 
 Shared by the mapping kernels (:mod:`._numba_kernels`, :mod:`._numba_entmax`)
 and the fused loss kernels of :mod:`sksparsemax.losses`; imported only when
 the numba backend is in effect.
 """
 
+import math
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 # Row helpers called once per row by the kernels (and by the fused loss
@@ -18,6 +22,9 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy")
 # pruning cannot pair the helper's incref and decref of that array, and
 # every call pays for both.
 _JIT_INLINE = dict(_JIT, inline="always")
+# Kernels that call exp_nonpositive: fused multiply-adds in its polynomial
+# (contraction of a * b + c only; no reassociation, so sums keep their order).
+_JIT_FMA = dict(_JIT, fastmath={"contract"})
 
 
 @njit(**_JIT_INLINE)
@@ -120,3 +127,256 @@ def _row_sum(A, i, stack, vals):
             stack[top + 2, 2] = 0
             top += 3
     return vals[0]
+
+
+@intrinsic
+def _f64_as_i64(typingctx, x):
+    """The bits of a float64 as an int64 (a bit cast, free in machine code)."""
+    sig = types.int64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _i64_as_f64(typingctx, x):
+    """The float64 whose bits are the int64 ``x`` (a bit cast)."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return sig, codegen
+
+
+# exp_nonpositive: 1.5 * 2**52, the constant that rounds a float64 of
+# magnitude below 2**51 to an integer when added and subtracted.
+_ROUND = 6755399441055744.0
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 split in a part with trailing zeros
+_LN2_LO = 1.90821492927058770002e-10  # ... and the rest (Cody and Waite)
+# Interpolation of exp on [-ln(2)/2, ln(2)/2] at the 12 Chebyshev nodes
+# (coefficients of r^11 down to r^2; those of r and 1 are 1): relative error
+# below 2e-17.
+_E11 = 2.5110037605963777e-08
+_E10 = 2.763263963904103e-07
+_E9 = 2.755724091857897e-06
+_E8 = 2.4801485482328494e-05
+_E7 = 0.00019841269890047113
+_E6 = 0.0013888888952314775
+_E5 = 0.008333333333319601
+_E4 = 0.0416666666664881
+_E3 = 0.1666666666666668
+_E2 = 0.5000000000000019
+
+
+@njit(**_JIT_INLINE)
+def _pow2(n):
+    """``2.0 ** n`` for an integer-valued float64 ``-1022 <= n <= 1023``, exactly.
+
+    ``n + _ROUND + 1023`` holds ``n + 1023`` in its low mantissa bits; shifted
+    up by 52 they are the exponent field of the result.
+    """
+    return _i64_as_f64(_f64_as_i64(n + (_ROUND + 1023.0)) << 52)
+
+
+@njit(**_JIT_INLINE)
+def exp_nonpositive(x):
+    """``exp(x)`` for a float64 ``x <= 0`` (``-inf`` included), branch-free.
+
+    libm's ``exp`` is an opaque call, so a loop that calls it is not
+    vectorised; this one is plain arithmetic that LLVM turns into SIMD code.
+    The reduction ``x = n ln 2 + r`` (``|r| <= ln(2)/2``, ``n`` rounded to
+    nearest, ``ln 2`` in two parts), a degree-11 polynomial for ``exp(r)``
+    and the scaling by ``2^n`` in two exact factors (so that subnormal
+    results come out right) give results within 1 ulp of the correctly
+    rounded value. Below -746 the result is 0, as ``exp`` gives. Compiled
+    with ``fastmath={"contract"}`` in the caller, the polynomial is
+    evaluated with fused multiply-adds.
+    """
+    x = x if x > -746.0 else -746.0
+    n = (x * _LOG2E + _ROUND) - _ROUND
+    r = (x - n * _LN2_HI) - n * _LN2_LO
+    p = _E11 * r + _E10
+    p = p * r + _E9
+    p = p * r + _E8
+    p = p * r + _E7
+    p = p * r + _E6
+    p = p * r + _E5
+    p = p * r + _E4
+    p = p * r + _E3
+    p = p * r + _E2
+    p = p * r + 1.0
+    p = p * r + 1.0
+    n1 = (n * 0.5 + _ROUND) - _ROUND
+    return (p * _pow2(n1)) * _pow2(n - n1)
+
+
+# entmax15: up to this many remaining candidates are sorted by an inline
+# insertion sort, more by numba's quicksort.
+_INSERTION_MAX = 32
+# entmax15: above this many candidates ``u > -1``, lower bounds of the
+# threshold first discard the entries that cannot be in the support.
+_ENTMAX15_FILTER_MIN = 16
+# Slack of the Newton lower bound of entmax15 (the rows are shifted so that
+# the threshold lies in [-1, 0)): the bound is lowered by this much before
+# discarding entries, far more than its rounding error, so no support entry
+# is ever discarded.
+_ENTMAX15_SLACK = 1e-9
+
+
+@njit(**_JIT)
+def _sort_desc(buf, c):
+    """Sort ``buf[:c]`` in decreasing order, in place (numba's quicksort)."""
+    buf[:c].sort()
+    for a in range(c // 2):
+        x = buf[a]
+        buf[a] = buf[c - 1 - a]
+        buf[c - 1 - a] = x
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_discard(buf, c, su):
+    """Drop from the candidates ``buf[:c]`` (sum ``su``) those below lower bounds of tau.
+
+    Every entry below a lower bound ``t`` of the threshold is outside the
+    support; entries are dropped below ``t - _ENTMAX15_SLACK`` only, so no
+    support entry is lost to rounding. The bounds: Jensen's ``mean(u) -
+    1/sqrt(c)`` (``[.]_+^2`` is convex), then Newton steps on ``f(t) = sum
+    [u - t]_+^2 - 1`` (convex and decreasing, so every iterate stays below
+    tau) until a step drops nothing. Up to ``_ENTMAX15_FILTER_MIN``
+    candidates are kept as they are. Compacts ``buf`` in place and returns
+    the number kept.
+    """
+    if c <= _ENTMAX15_FILTER_MIN:
+        return c
+    t = su / c - 1.0 / math.sqrt(c)
+    t = t if t > -1.0 else -1.0
+    for it in range(64):
+        thr = t - _ENTMAX15_SLACK
+        c2 = 0
+        s1 = 0.0
+        s2 = 0.0
+        for a in range(c):
+            u = buf[a]
+            buf[c2] = u
+            c2 += u > thr
+            d = u - t
+            d = d if d > 0 else 0.0
+            s1 += d
+            s2 += d * d
+        if c2 == c and it > 0:
+            return c
+        c = c2
+        t += (s2 - 1.0) / (2.0 * s1)
+    return c
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_prefix_tau(srt, c, taus):
+    """Threshold of 1.5-entmax from its candidates ``srt[:c]``, sorted decreasingly.
+
+    The prefix rule of Peters et al. (2019, Algorithm 2): with ``m_k`` and
+    ``s_k`` the mean and mean square of the k largest, ``tau_k = m_k -
+    sqrt([1/k - (s_k - m_k^2)]_+)``, and the support size is the number of k
+    with ``tau_k <= u_(k)``. The prefix sums are those of the NumPy path;
+    ``taus`` (length >= c, dtype of the scores) holds the ``tau_k``, so the
+    result is rounded to that dtype, as in the NumPy path.
+    """
+    csum = 0.0
+    csq = 0.0
+    cnt = 0
+    for r in range(1, c + 1):
+        v = srt[r - 1]
+        csum += v
+        csq += v * v
+        mean = csum / r
+        mean_sq = csq / r
+        delta = (1.0 - r * (mean_sq - mean * mean)) / r
+        t = mean - math.sqrt(delta if delta > 0 else 0.0)
+        taus[r - 1] = t
+        cnt += t <= v
+    return taus[cnt - 1]
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_closed_form(cnt, s1, s2):
+    """Threshold of 1.5-entmax if its support ``S`` has ``cnt`` entries of sums ``s1``, ``s2``.
+
+    The sort-based formula of Peters et al. (2019) for that support, written
+    as the NumPy path writes it: with ``mean`` and ``mean_sq`` the means of
+    ``u`` and ``u^2`` over ``S``, ``tau = mean - sqrt([1/|S| - (mean_sq -
+    mean^2)]_+)``, the smaller root of ``sum_S (u - tau)^2 = 1``.
+    """
+    mean = s1 / cnt
+    mean_sq = s2 / cnt
+    delta = (1.0 - cnt * (mean_sq - mean * mean)) / cnt
+    return mean - math.sqrt(delta if delta > 0 else 0.0)
+
+
+@njit(**_JIT)
+def _entmax15_sorted_tau(Z, i, m, buf, taus):
+    """Threshold of 1.5-entmax of row ``i`` by sorting its candidates (the fallback).
+
+    The candidates ``u > -1``, reduced by :func:`_entmax15_discard`, sorted
+    by decreasing value and fed to the prefix rule
+    (:func:`_entmax15_prefix_tau`). ``buf`` and ``taus``: scratch arrays of
+    length K in the dtype of ``Z``.
+    """
+    K = Z.shape[1]
+    c = 0
+    su = 0.0
+    for j in range(K):
+        u = (Z[i, j] - m) / 2
+        buf[c] = u
+        keep = u > -1.0
+        su += u if keep else 0.0
+        c += keep
+    c = _entmax15_discard(buf, c, su)
+    _sort_desc(buf, c)
+    return _entmax15_prefix_tau(buf, c, taus)
+
+
+@njit(**_JIT)
+def _entmax15_support_tau(Z, i, m, tau, buf):
+    """``tau`` recomputed from its support ``{u > tau}`` summed in decreasing order.
+
+    The closed form cancels (``1 - |S| var``), so the order of its sums
+    shows in the last ulps of ``tau``. Summed in decreasing order, as the
+    NumPy path does on rows longer than ``_ENTMAX15_SORTED_MIN`` (and as the
+    sort-based algorithm does), the two backends agree to about one ulp.
+    Supports of up to two entries are left as they are (as in the NumPy
+    path). Compiled on its own, so these sums are never reassociated.
+    ``buf``: float64 scratch of length 2K.
+    """
+    K = Z.shape[1]
+    c = 0
+    for j in range(K):
+        u = np.float64((Z[i, j] - m) / 2)
+        if u > tau:
+            buf[c] = u
+            c += 1
+    if c <= 2:
+        return tau
+    s1 = 0.0
+    s2 = 0.0
+    if c <= _INSERTION_MAX:
+        # Branch-free sort by rank (ties keep their order): into buf[K:].
+        for a in range(c):
+            x = buf[a]
+            r = 0
+            for b in range(c):
+                y = buf[b]
+                r += (y > x) | ((y == x) & (b < a))
+            buf[K + r] = x
+        for a in range(K, K + c):
+            s1 += buf[a]
+            s2 += buf[a] * buf[a]
+        return _entmax15_closed_form(c, s1, s2)
+    _sort_desc(buf, c)
+    for a in range(c):
+        s1 += buf[a]
+        s2 += buf[a] * buf[a]
+    return _entmax15_closed_form(c, s1, s2)

@@ -6,7 +6,17 @@ from .._checks import check_k
 from . import _array_api as _xp
 from . import _backend
 from ._softmax import softmax, softmax_jvp
-from ._validation import as_float_array, checked_row_max, compiled_rows, from_rows, to_rows
+from ._blocks import (
+    DENSE_BLOCK,
+    block_candidates,
+    checked_block_max,
+    flat_segments,
+    group_maxima,
+    map_rows,
+    row_blocks,
+    row_max,
+)
+from ._validation import as_float_array, compiled_rows, from_rows, to_rows
 
 
 def top_k_mask(Z, k):
@@ -23,6 +33,105 @@ def top_k_mask(Z, k):
     # Keep the first `missing` tied entries of each row (lowest index wins).
     mask |= ties & (np.cumsum(ties, axis=1) <= missing)
     return mask
+
+
+#: Entries per row block of the flat path.
+_BLOCK = DENSE_BLOCK
+
+
+def _column_ranks(UT, R, C):
+    """Rank of every entry of each column of ``UT`` (K, b) in its column.
+
+    ``R`` (K, b) int8 receives the ranks: the number of entries of the column
+    that are larger, plus the number of equal ones at a lower index, so the
+    ranks of a column are 0, ..., K - 1 and ``R < k`` keeps exactly ``k``
+    entries (ties at the k-th value: lowest index first). One comparison per
+    pair of entries, along contiguous rows of ``UT`` (entry i against all
+    the later ones at once); ``C`` is a boolean scratch of shape (K - 1, b).
+    """
+    K = UT.shape[0]
+    R[:] = np.arange(K - 1, -1, -1, dtype=R.dtype)[:, None]
+    for i in range(K - 1):
+        Ci = C[: K - 1 - i]
+        np.greater_equal(UT[i], UT[i + 1 :], out=Ci)
+        R[i + 1 :] += Ci
+        R[i] -= np.add.reduce(Ci, axis=0, dtype=R.dtype)
+
+
+def _dense_block(Zb, zmax, k, Pb, scratch):
+    """Top-k sparse-softmax of the narrow rows ``Zb`` into ``Pb``, in columns.
+
+    The block is transposed into ``UT`` (K, b); the top k of each row come
+    from :func:`_column_ranks`, and its softmax is taken over them.
+    """
+    b, K = Zb.shape
+    UT = scratch[0][: b * K].reshape(K, b)
+    R = scratch[1][: b * K].reshape(K, b)
+    np.copyto(UT, Zb.T)
+    _column_ranks(UT, R, scratch[2][: b * (K - 1)].reshape(K - 1, b))
+    with np.errstate(over="ignore"):  # finite - max may overflow to -inf
+        np.subtract(UT, zmax, out=UT)
+    np.exp(UT, out=UT)
+    UT *= R < k
+    np.divide(UT, np.add.reduce(UT, axis=0), out=Pb.T)
+
+
+def _kth_lower_bound(Zb, k):
+    """Row maxima and a lower bound of the k-th largest entry of each row.
+
+    The group maxima of at least ``2 k`` groups of columns
+    (:func:`._blocks.group_maxima`) are distinct entries of the row, so
+    their k-th largest is at most the row's k-th largest. One pass over the
+    block, which also gives the row maxima, and a partition of the few
+    group maxima.
+    """
+    G = group_maxima(Zb, 2 * k)
+    w = G.shape[1]
+    return row_max(G), np.partition(G, w - k, axis=1)[:, w - k]
+
+
+def _flat_rows(Z, shape, k, out):
+    """Top-k sparse-softmax of the wide rows ``Z`` into the zero array ``out``.
+
+    Candidates: the entries at least :func:`_kth_lower_bound` (a few per
+    row, at least k). Their k-th largest per row comes from a partition of
+    the candidates padded with ``-inf``; ties at it are resolved by a
+    running count along each row's candidates (lowest index first), which
+    leaves exactly k per row, in row order.
+    """
+    n, K = Z.shape
+    zmax = np.empty(n, Z.dtype)
+    found = []
+    for start, stop in row_blocks(n, K, _BLOCK):
+        Zb = Z[start:stop]
+        m, lower = _kth_lower_bound(Zb, k)
+        zmax[start:stop] = checked_block_max(Z, start, Zb, shape, m=m)
+        found.append(block_candidates(Zb, lower, start * K))
+    idx, starts, counts = flat_segments(found, n, K)
+    vals = Z.reshape(-1).take(idx)
+    width = int(counts.max())
+    C = np.full((n, width), -np.inf, Z.dtype)
+    C.reshape(-1)[np.arange(idx.size) + np.repeat(np.arange(0, n * width, width) - starts, counts)] = vals
+    kth = np.repeat(np.partition(C, width - k, axis=1)[:, width - k], counts)
+    above = vals > kth
+    tie = vals == kth
+    missing = k - np.add.reduceat(above, starts, dtype=np.intp)
+    rank = np.cumsum(tie, dtype=np.intp)
+    rank -= np.repeat(rank[starts] - tie[starts], counts)
+    above |= tie & (rank <= np.repeat(missing, counts))
+    P = vals[above].reshape(n, k)
+    with np.errstate(over="ignore"):
+        P -= zmax[:, None]
+    np.exp(P, out=P)
+    P /= np.add.reduce(P, axis=1)[:, None]
+    out.reshape(-1)[idx[above]] = P.reshape(-1)
+
+
+def _sparse_softmax_rows(Z, shape, k):
+    """Top-k sparse-softmax (``k < K``) of the rows ``Z`` (n, K), NumPy path."""
+    return map_rows(Z, shape, "z", lambda Zf, out: _flat_rows(Zf, shape, k, out),
+                    lambda Zb, zmax, Pb, scratch: _dense_block(Zb, zmax, k, Pb, scratch),
+                    (Z.dtype, np.int8, bool))
 
 
 def sparse_softmax(z, k, axis=-1):
@@ -96,14 +205,7 @@ def sparse_softmax(z, k, axis=-1):
     kern = _backend.kernels()
     if kern is not None:
         return from_rows(compiled_rows(kern.sparse_softmax_rows, Z, shape, k), shape, axis_)
-    zmax = checked_row_max(Z, shape)
-    mask = top_k_mask(Z, k)
-    with np.errstate(over="ignore"):
-        P = Z - zmax
-    np.exp(P, out=P, where=mask)
-    P[~mask] = 0
-    P /= P.sum(axis=1, keepdims=True)
-    return from_rows(P, shape, axis_)
+    return from_rows(_sparse_softmax_rows(Z, shape, k), shape, axis_)
 
 
 def sparse_softmax_jvp(p, v, axis=-1):

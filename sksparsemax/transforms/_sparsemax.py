@@ -4,6 +4,16 @@ import numpy as np
 
 from . import _array_api as _xp
 from . import _backend
+from ._blocks import (
+    DENSE_BLOCK,
+    block_candidates,
+    checked_block_max,
+    flat_segments,
+    map_rows,
+    row_blocks,
+    row_max,
+    segment_starts,
+)
 from ._validation import (
     as_float_array,
     batch_from_rows,
@@ -13,20 +23,6 @@ from ._validation import (
     raise_invalid_row,
     to_rows,
 )
-
-
-def row_max(Z):
-    """Maximum of each row of the 2-D ``Z`` (NaN propagates).
-
-    For narrow rows a loop over the K columns (vectorised over rows) avoids
-    NumPy's per-row overhead of a reduction along a short last axis.
-    """
-    if Z.shape[1] <= 16 and Z.shape[0] > 0:
-        m = Z[:, 0].copy()
-        for j in range(1, Z.shape[1]):
-            np.maximum(m, Z[:, j], out=m)
-        return m
-    return Z.max(axis=1)
 
 
 def _row_sum(A):
@@ -190,6 +186,93 @@ def shifted_sparsemax_threshold(Zs):
     return tau
 
 
+#: Entries per row block of the flat path.
+_BLOCK = DENSE_BLOCK
+
+
+def _dense_block(Zb, zmax, Pb, scratch):
+    """Sparsemax of the narrow rows ``Zb`` into ``Pb``, in columns.
+
+    The block is transposed into ``UT`` (K, b), shifted to a maximum of 0
+    and clipped at -2 (entries below -1 are never in the support, and the
+    clipping keeps the masked sums finite); every operation then runs along
+    contiguous rows of length b. Newton's iteration (Michelot's fixed point)
+    starts from the lower bound ``max(-1, (sum z - 1) / K)``, runs on the
+    columns whose support still changes (gathered once a quarter have
+    finished), and stops at the closed form of the final support.
+    """
+    b, K = Zb.shape
+    UT, W = (a[: b * K].reshape(K, b) for a in scratch[:2])
+    M = scratch[2][: b * K].reshape(K, b)
+    with np.errstate(over="ignore"):  # finite - max may overflow to -inf
+        np.subtract(Zb.T, zmax, out=UT)
+    np.maximum(UT, -2, out=UT)
+    tau = np.maximum((np.add.reduce(UT, axis=0) - 1) / K, -1)
+    cols, sub, t, prev = None, UT, tau, None
+    for _ in range(K + 2):  # the support shrinks at every step
+        k = sub.shape[1]
+        Mv, Wv = M[:, :k], W[:, :k]
+        np.greater(sub, t, out=Mv)
+        n = np.add.reduce(Mv, axis=0, dtype=UT.dtype)
+        np.multiply(sub, Mv, out=Wv)
+        t = (np.add.reduce(Wv, axis=0) - 1) / n
+        if cols is None:
+            tau = t
+        else:
+            tau[cols] = t
+        if prev is not None:
+            active = n != prev
+            n_active = np.count_nonzero(active)
+            if n_active == 0:
+                break
+            if 4 * n_active <= 3 * k:
+                idx = np.flatnonzero(active)
+                cols = idx if cols is None else cols[idx]
+                sub, t, n = np.take(sub, idx, axis=1), t[idx], n[idx]
+        prev = n
+    UT -= tau
+    np.maximum(UT, 0, out=Pb.T)
+
+
+def _flat_rows(Z, shape, name, out):
+    """Sparsemax of the wide rows ``Z`` into the zero array ``out``.
+
+    Only the candidates ``z > max z - 1`` can be in the support (the
+    threshold is at least ``max z - 1``); they are gathered row after row
+    (:func:`._blocks.block_candidates`, a few per row for standard-normal
+    scores) and Newton's iteration (Michelot's fixed point) runs on them,
+    each step dropping the candidates at or below the new threshold, until
+    none is dropped: the closed form of the final support.
+    """
+    n, K = Z.shape
+    zmax = np.empty(n, Z.dtype)
+    found = []
+    for start, stop in row_blocks(n, K, _BLOCK):
+        Zb = Z[start:stop]
+        zmax[start:stop] = m = checked_block_max(Z, start, Zb, shape, name)
+        found.append(block_candidates(Zb, m - 1, start * K))
+    idx, starts, counts = flat_segments(found, n, K)
+    u = Z.reshape(-1).take(idx)
+    u -= np.repeat(zmax, counts)
+    tau = (np.add.reduceat(u, starts) - 1) / counts
+    for _ in range(K + 1):  # a support shrinks at every step
+        keep = u > np.repeat(tau, counts)
+        if keep.all():
+            break
+        u, idx = u[keep], idx[keep]
+        counts = np.add.reduceat(keep, starts, dtype=np.intp)
+        starts = segment_starts(counts)
+        tau = (np.add.reduceat(u, starts) - 1) / counts
+    u -= np.repeat(tau, counts)
+    out.reshape(-1)[idx] = u
+
+
+def _sparsemax_numpy(Z, shape, name):
+    """Sparsemax of the rows ``Z`` (n, K) on the NumPy path, block by block."""
+    return map_rows(Z, shape, name, lambda Zf, out: _flat_rows(Zf, shape, name, out),
+                    _dense_block, (Z.dtype, Z.dtype, bool))
+
+
 def _sparsemax_rows(z, axis, name="z", write_out=True):
     """Sparsemax of ``z`` viewed as rows.
 
@@ -282,11 +365,12 @@ def sparsemax(z, axis=-1):
     """
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
         return _xp.sparsemax(z, axis)
-    P, _, tau, _, shape, axis, done = _sparsemax_rows(z, axis)
-    if not done:
-        P -= tau[:, None]
-        np.maximum(P, 0, out=P)
-    return from_rows(P, shape, axis)
+    if _backend.kernels() is not None:
+        P, _, _, _, shape, axis, _ = _sparsemax_rows(z, axis)
+        return from_rows(P, shape, axis)
+    z = as_float_array(z)
+    Z, shape, axis = to_rows(z, axis)
+    return from_rows(_sparsemax_numpy(Z, shape, "z"), shape, axis)
 
 
 def sparsemax_threshold(z, axis=-1):
