@@ -9,17 +9,15 @@ import math
 import numpy as np
 from numba import njit
 
-# The sort-based pieces of 1.5-entmax (shared with the loss kernels, which
-# import them from here) and its closed form live in ._numba_rows.
-from ._numba_rows import (  # noqa: F401
+# The closed form of 1.5-entmax, its sort-based fallback and the sort
+# helpers (also used by normmax) live in ._numba_rows.
+from ._numba_rows import (
     _ENTMAX15_SLACK,
     _INSERTION_MAX,
     _JIT,
     _JIT_INLINE,
     _block_sum,
     _entmax15_closed_form,
-    _entmax15_discard,
-    _entmax15_prefix_tau,
     _entmax15_sorted_tau,
     _entmax15_support_tau,
     _row_max,
