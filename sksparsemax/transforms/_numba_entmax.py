@@ -16,6 +16,7 @@ from ._numba_rows import (
     _INSERTION_MAX,
     _JIT,
     _JIT_INLINE,
+    _JIT_REASSOC,
     _block_sum,
     _entmax15_closed_form,
     _entmax15_sorted_tau,
@@ -171,12 +172,9 @@ def _entmax15_write_row(Z, i, m, tau, out, rounded, stack, vals):
         out[i, j] = out[i, j] / s
 
 
-# The two row loops allow reassociation: LLVM then vectorises the float sums
-# of _entmax15_sums_row and _entmax15_sums_buf. No other expression of theirs
-# is a chain that it could reorder (the row sums and the final sums of the support are
-# computed by _block_sum, _row_sum and _entmax15_support_tau, compiled on
-# their own).
-_JIT_REASSOC = dict(_JIT, fastmath={"reassoc"})
+# The two row loops allow reassociation (_JIT_REASSOC): LLVM then vectorises
+# the float sums of _entmax15_sums_row and _entmax15_sums_buf. No other
+# expression of theirs is a chain that it could reorder.
 
 
 @njit(**_JIT_REASSOC)

@@ -25,6 +25,12 @@ _JIT_INLINE = dict(_JIT, inline="always")
 # Kernels that call exp_nonpositive: fused multiply-adds in its polynomial
 # (contraction of a * b + c only; no reassociation, so sums keep their order).
 _JIT_FMA = dict(_JIT, fastmath={"contract"})
+# Kernels whose row loops are the branch-free float sums of the 1.5-entmax
+# Newton passes (_entmax15_sums_row, _entmax15_sums_buf): reassociation lets
+# LLVM vectorise them. The sums whose order must match the NumPy path's are
+# computed by helpers compiled on their own (_block_sum, _row_sum,
+# _entmax15_support_tau), which these flags do not reach.
+_JIT_REASSOC = dict(_JIT, fastmath={"reassoc"})
 
 
 @njit(**_JIT_INLINE)
