@@ -252,7 +252,7 @@ class BlockedData:
         return GramMoments.from_sums(second, mean, total, fit_intercept, diagonal)
 
     def preconditioner_path(self, n_classes, fit_intercept):
-        """``l2 -> GramPreconditioner``, chosen as for in-memory data."""
+        """``(l2, last=False) -> GramPreconditioner``, chosen as for in-memory data."""
         return preconditioner_path(
             self, self.shape, self.nnz, n_classes, fit_intercept,
             lambda diagonal: self.moments(fit_intercept, diagonal),

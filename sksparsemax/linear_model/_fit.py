@@ -179,8 +179,12 @@ def fit_path(linear_loss, X, target, n_classes, sample_weight, w0, l2s, settings
             X_fit, n_classes, fit_intercept, sample_weight
         )
     solutions = []
-    for l2, policy in zip(l2s, policies):
-        precondition = None if preconditioners is None else preconditioners(l2)
+    l2s = list(l2s)
+    for i, (l2, policy) in enumerate(zip(l2s, policies)):
+        # The last fit factorises the whitening moments in place: one d x d
+        # matrix fewer while it runs.
+        precondition = (None if preconditioners is None
+                        else preconditioners(l2, last=i == len(l2s) - 1))
         w, n_iter = _solve(linear_loss, X_fit, w, target, n_classes, sample_weight,
                            l2, settings, policy, precondition)
         solutions.append((*expand(w), n_iter))

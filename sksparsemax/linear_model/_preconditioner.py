@@ -42,7 +42,7 @@ are small (row-normalised text), the second alone when they are large.
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cholesky
+from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.linalg.lapack import dtrtri
 
 from ..transforms import _backend
@@ -53,9 +53,10 @@ from ._layout import CoefLayout
 MAX_SETUP_EVALUATIONS = 15
 
 
-#: The full preconditioner keeps two d x d float64 matrices (the Cholesky
-#: factor and its inverse); they may take at most as many entries as X
-#: (its nonzeros if sparse), or this many, whichever is larger (16 MiB).
+#: The full preconditioner needs two d x d float64 matrices (the moments'
+#: Gram matrix, kept for a regularisation path, and the inverse Cholesky
+#: factor); they may take at most as many entries as X (its nonzeros if
+#: sparse), or this many, whichever is larger (16 MiB).
 MAX_DENSE_ENTRIES = 2**21
 
 #: Rows per block of the weighted (or float32) Gram matrix: blocks of about
@@ -166,6 +167,7 @@ class GramMoments:
     def _set(self, second, mean, fit_intercept, diagonal):
         """Centre (with an intercept) the normalised moments and keep them."""
         self.G = self.var = self.largest_off_diagonal = None
+        self.consumed = False  # see GramPreconditioner's overwrite_moments
         self.mean = mean
         if diagonal:
             var = second - self.mean**2 if fit_intercept else second
@@ -208,6 +210,14 @@ class GramPreconditioner:
         variances plus ``l2``): a column scaling, for data whose full Gram
         matrix would cost too much (many features). Costs one pass over
         the nonzeros of ``X``.
+    moments : GramMoments, default=None
+        The moments of ``X`` (weighted by ``sample_weight``), when the
+        caller has them (a regularisation path); None: computed here.
+    overwrite_moments : bool, default=False
+        Factorise the Gram matrix of ``moments`` in place rather than a copy
+        of it (the last ``l2`` of a path: one d x d matrix fewer); the
+        moments cannot serve another preconditioner afterwards. Moments
+        computed here are always factorised in place.
 
     Raises
     ------
@@ -216,36 +226,47 @@ class GramPreconditioner:
     """
 
     def __init__(self, X, n_classes, fit_intercept, l2, sample_weight=None,
-                 diagonal=False, moments=None):
+                 diagonal=False, moments=None, overwrite_moments=False):
         d = X.shape[1]
         self.layout = CoefLayout(n_classes, d, fit_intercept)
         self.fit_intercept = fit_intercept
         if moments is None:
             moments = GramMoments(X, fit_intercept, sample_weight, diagonal)
+            overwrite_moments = True
+        if moments.consumed:
+            raise ValueError("these GramMoments were factorised in place by an earlier "
+                             "GramPreconditioner (overwrite_moments=True)")
         self.mean = moments.mean if fit_intercept else None
         if moments.G is None:
             var = moments.var
             ridge = max(float(l2), 1e-10 * max(float(np.mean(var)), 1e-300))
-            self.L = None
+            self.L_inv = None
             self.scale = np.sqrt(var + ridge)
             return
-        G = moments.G.copy()  # factorised in place; the moments serve every l2
+        if overwrite_moments:
+            G, moments.G, moments.consumed = moments.G, None, True
+        else:
+            G = moments.G.copy()  # factorised in place; the moments serve every l2
         ridge = max(float(l2), 1e-10 * max(float(np.trace(G)) / d, 1e-300))
         G.flat[:: d + 1] += ridge
         if moments.largest_off_diagonal <= 1e-8 * np.max(G.diagonal()):
             # A diagonal Gram (uncorrelated features, e.g. the reduced
             # features of RowSpaceReduction): L = diag(sqrt(G_jj)).
-            self.L = None
+            self.L_inv = None
             self.scale = np.sqrt(G.diagonal())
             return
         # Lower Cholesky factor: L L^T = G + ridge I, and its inverse (well
         # conditioned thanks to the ridge): two products with a triangular
-        # matrix per evaluation cost less than two triangular solves.
-        self.L = cholesky(G, lower=True, overwrite_a=True, check_finite=False)
+        # matrix per evaluation cost less than two triangular solves. Only
+        # L^{-1} is kept, in the memory of G and L: the one map that needs L
+        # (variables, once per fit) solves with L^{-1} instead.
+        # G is symmetric, so G.T is the same matrix in Fortran order, which
+        # LAPACK factorises in place; its upper factor U = L^T (Fortran order)
+        # is L in C order, and inverting U in place gives U^{-1} = L^{-T},
+        # whose transpose is L^{-1} in C order: no copy at any step.
+        upper = cholesky(G.T, lower=False, overwrite_a=True, check_finite=False)
         del G
-        # LAPACK's inverse of the upper factor L^T (Fortran order) is
-        # L^{-T}; its transpose is L^{-1} in C order, with no copy.
-        inv_upper, info = dtrtri(self.L.T, lower=0)
+        inv_upper, info = dtrtri(upper, lower=0, overwrite_c=1)
         if info != 0:
             raise LinAlgError("the Cholesky factor of the Gram matrix is singular")
         self.L_inv = inv_upper.T
@@ -259,7 +280,7 @@ class GramPreconditioner:
         w = np.empty_like(v)
         W, b = self._split(w)
         # W = V L^{-1}.
-        if self.L is None:
+        if self.L_inv is None:
             np.divide(V, self.scale, out=W)
         else:
             W[...] = _times_lower(V, self.L_inv)
@@ -272,10 +293,12 @@ class GramPreconditioner:
         W, b = self._split(w)
         v = np.empty_like(w, dtype=np.float64)
         V, c = self._split(v)
-        if self.L is None:
+        if self.L_inv is None:
             np.multiply(W, self.scale, out=V)
         else:
-            V[...] = W @ self.L  # V = W L
+            # V = W L, i.e. V L^{-1} = W: L^{-T} V^T = W^T, a triangular solve.
+            V[...] = solve_triangular(self.L_inv, W.T, lower=True, trans="T",
+                                      check_finite=False).T
         if self.fit_intercept:
             c[...] = b + W @ self.mean
         return v
@@ -290,7 +313,7 @@ class GramPreconditioner:
         gV, gc = self._split(out)
         if self.fit_intercept:
             gc[...] = gb
-        if self.L is None:  # in place in gV: no (K, d) temporary
+        if self.L_inv is None:  # in place in gV: no (K, d) temporary
             if self.fit_intercept:
                 np.multiply.outer(gb, self.mean, out=gV)
                 np.subtract(gW, gV, out=gV)
@@ -331,11 +354,11 @@ def _times_lower(V, T, transposed=False):
 
 def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):
     """A :class:`GramPreconditioner` for ``X`` and ``l2`` (see :func:`gram_preconditioner_path`)."""
-    return gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight)(l2)
+    return gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight)(l2, last=True)
 
 
 def gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight=None):
-    """``l2 -> GramPreconditioner`` for ``X``: full if affordable, else diagonal.
+    """``(l2, last=False) -> GramPreconditioner`` for ``X``: full if affordable, else diagonal.
 
     The full Gram matrix is used when it and its factorisation cost at most
     :data:`MAX_SETUP_EVALUATIONS` evaluations of the objective (dense:
@@ -345,8 +368,10 @@ def gram_preconditioner_path(X, n_classes, fit_intercept, sample_weight=None):
     entries; otherwise (many features, e.g. text) or if the factorisation
     fails, its diagonal: each feature scaled by its standard deviation. The
     moments are computed once, here, and each ``l2`` of a regularisation
-    path costs one factorisation. The function returns None for a single
-    feature.
+    path costs one factorisation; the call with ``last=True`` (no call may
+    follow it) factorises the moments' Gram matrix in place instead of a
+    copy, so a fit holds a single ``d x d`` matrix from then on. The
+    function returns None for a single feature.
     """
     nnz = X.nnz if sp.issparse(X) else None
     return preconditioner_path(
@@ -366,7 +391,7 @@ def preconditioner_path(X, shape, nnz, n_classes, fit_intercept, moments_of):
     """
     n, d = shape
     if d < 2:
-        return lambda l2: None
+        return lambda l2, last=False: None
     if nnz is not None:
         # The sparse Gram costs about nnz^2 / n; products with X 2 nnz K.
         nnz = float(nnz)
@@ -382,11 +407,14 @@ def preconditioner_path(X, shape, nnz, n_classes, fit_intercept, moments_of):
         full = moments_of(False)
     diagonal = []  # the diagonal moments, computed on first use
 
-    def at(l2):
+    def at(l2, last=False):
         if full is not None:
+            if full.consumed:
+                raise ValueError("the path's last preconditioner (last=True) was built already")
             try:
-                return GramPreconditioner(X, n_classes, fit_intercept, l2, moments=full)
-            except (LinAlgError, ValueError):
+                return GramPreconditioner(X, n_classes, fit_intercept, l2, moments=full,
+                                          overwrite_moments=last)
+            except (LinAlgError, ValueError):  # not positive definite, or not finite
                 pass
         if not diagonal:
             diagonal.append(moments_of(True))

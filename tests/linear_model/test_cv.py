@@ -148,8 +148,13 @@ def test_paths_are_the_plain_fits_at_each_C(data, folds):
         for j, C in enumerate(CS):
             plain = SparsemaxClassifier(C=C, **TIGHT).fit(X[train], y[train])
             expected = np.column_stack([plain.coef_, plain.intercept_])
+            # Each fit stops with max |gradient| <= tol, so it lies within about
+            # ||g||_2 / l2 of the minimiser, l2 = 1 / (C n) the curvature the
+            # penalty guarantees: at large C that, not rounding, bounds how
+            # far two fits from different starts may end apart.
+            apart = 2 * TIGHT["tol"] * np.sqrt(expected.size) * C * len(train)
             np.testing.assert_allclose(cv.coefs_paths_[f, 0, j], expected,
-                                       atol=1e-6 * np.abs(expected).max())
+                                       atol=max(1e-6 * np.abs(expected).max(), apart))
 
 
 def test_warm_starts_save_iterations(data, folds):

@@ -319,7 +319,7 @@ def test_preconditioner_same_map_on_both_backends(fit_intercept):
     for name in ("numba", "numpy"):
         with backend(name):
             pre = GramPreconditioner(X, K, fit_intercept, 1e-2)
-        assert pre.L is not None
+        assert pre.L_inv is not None
         n_coef = K * (11 + int(fit_intercept))
         v = np.random.default_rng(1).normal(size=n_coef)
         g = np.random.default_rng(2).normal(size=n_coef)

@@ -43,13 +43,16 @@ def test_gram_preconditioner_whitens_and_is_a_linear_change_of_variables(
     X, rng = _data(n, d, sparse)
     s = rng.integers(0, 4, n).astype(float) if weighted else None
     pre = GramPreconditioner(X, K, fit_intercept, l2, s)
-    # L L^T is the weighted (centred) Gram plus l2, computed here directly.
+    # L L^T is the weighted (centred) Gram plus l2, computed here directly;
+    # the preconditioner keeps L^{-1} (lower triangular).
     Xd = X.toarray() if sparse else X
     w = np.ones(n) if s is None else s
     mu = w @ Xd / w.sum() if fit_intercept else np.zeros(d)
     Xc = Xd - mu
     G = (Xc * w[:, None]).T @ Xc / w.sum() + l2 * np.eye(d)
-    np.testing.assert_allclose(pre.L @ pre.L.T, G, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(pre.L_inv, np.tril(pre.L_inv))
+    L = np.linalg.inv(pre.L_inv)
+    np.testing.assert_allclose(L @ L.T, G, rtol=1e-11, atol=1e-11)
     # coef is linear, variables its inverse, gradient its adjoint.
     n_coef = K * (d + int(fit_intercept))
     v, dv, g = rng.standard_normal((3, n_coef))
@@ -68,7 +71,7 @@ def test_diagonal_gram_uses_a_diagonal_scaling():
     Q, _ = np.linalg.qr(A - A.mean(axis=0))  # orthonormal, centred columns
     X = Q * np.array([3.0, 1.0, 0.5, 2.0]) * np.sqrt(50)
     pre = GramPreconditioner(X, 2, True, 0.01)
-    assert pre.L is None
+    assert pre.L_inv is None
     np.testing.assert_allclose(pre.scale**2, np.array([9.0, 1.0, 0.25, 4.0]) + 0.01)
 
 
@@ -109,7 +112,7 @@ def _plain_lbfgs():
 
     saved = base.row_space_reduction, base.gram_preconditioner_path
     base.row_space_reduction = lambda *a, **k: None
-    base.gram_preconditioner_path = lambda *a, **k: (lambda l2: None)
+    base.gram_preconditioner_path = lambda *a, **k: (lambda l2, last=False: None)
     try:
         yield
     finally:
@@ -168,7 +171,7 @@ def test_the_gates():
     # The diagonal only: each feature scaled by its standard deviation.
     wide_text = sp.random(2000, 20000, density=0.001, format="csr", random_state=0)
     diag = gram_preconditioner(wide_text, 5, True, 1e-3)
-    assert diag.L is None
+    assert diag.L_inv is None
     dense = wide_text.toarray()
     np.testing.assert_allclose(diag.scale, np.sqrt(dense.var(axis=0) + 1e-3), rtol=1e-10)
     np.testing.assert_allclose(diag.mean, dense.mean(axis=0), atol=1e-15)
@@ -183,8 +186,8 @@ def test_the_gates():
     saved = module.MAX_DENSE_ENTRIES
     module.MAX_DENSE_ENTRIES = 0
     try:
-        assert gram_preconditioner(tall, 3, True, 1e-3).L is not None  # 800 <= 10000
-        assert gram_preconditioner(tall[:10], 40, True, 1e-3).L is None  # 800 > 200
+        assert gram_preconditioner(tall, 3, True, 1e-3).L_inv is not None  # 800 <= 10000
+        assert gram_preconditioner(tall[:10], 40, True, 1e-3).L_inv is None  # 800 > 200
     finally:
         module.MAX_DENSE_ENTRIES = saved
 
@@ -264,10 +267,46 @@ def test_a_path_factorises_the_same_gram_at_each_l2(kind):
     for l2 in (1e-6, 1e-3, 1.0):
         fresh = GramPreconditioner(X, 4, True, l2, sw)
         path = at(l2)
-        assert (path.L is None) == (fresh.L is None)
-        if fresh.L is None:
+        assert (path.L_inv is None) == (fresh.L_inv is None)
+        if fresh.L_inv is None:
             np.testing.assert_array_equal(path.scale, fresh.scale)
         else:
-            np.testing.assert_array_equal(path.L, fresh.L)
             np.testing.assert_array_equal(path.L_inv, fresh.L_inv)
         np.testing.assert_array_equal(path.mean, fresh.mean)
+
+
+def test_preconditioner_keeps_one_d_by_d_matrix_and_the_path_its_moments_until_last():
+    """The full whitening holds L^{-1} only; the last l2 of a path factorises
+    the moments' Gram matrix in place (no copy), after which the path is spent."""
+    import tracemalloc
+
+    from sksparsemax.linear_model._preconditioner import GramMoments, gram_preconditioner_path
+
+    rng = np.random.default_rng(3)
+    d = 300
+    X = rng.standard_normal((2000, d)) @ rng.standard_normal((d, d))
+    matrix = 8 * d * d
+    moments = GramMoments(X, True)
+    tracemalloc.start()
+    pre = GramPreconditioner(X, 4, True, 1e-3, moments=moments)  # a copy is factorised
+    held, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert pre.L_inv is not None and pre.L_inv.nbytes == matrix
+    assert matrix <= held < 1.2 * matrix  # L^{-1}, not L as well
+    assert peak < 1.2 * matrix  # the copy, then LAPACK works in place
+    assert moments.G is not None and not moments.consumed
+    tracemalloc.start()
+    last = GramPreconditioner(X, 4, True, 1e-3, moments=moments, overwrite_moments=True)
+    held, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 0.2 * matrix  # factorised in the moments' own matrix
+    assert moments.consumed and moments.G is None
+    np.testing.assert_allclose(last.L_inv, pre.L_inv, rtol=0, atol=1e-12 * np.abs(pre.L_inv).max())
+    with pytest.raises(ValueError, match="factorised in place"):
+        GramPreconditioner(X, 4, True, 1.0, moments=moments)
+    at = gram_preconditioner_path(X, 20, True)  # 20 classes: the full Gram pays off
+    first, final = at(1e-2), at(1e-3, last=True)
+    assert first.L_inv is not None
+    np.testing.assert_allclose(final.L_inv, pre.L_inv, rtol=0, atol=1e-12 * np.abs(pre.L_inv).max())
+    with pytest.raises(ValueError, match="last=True"):
+        at(1e-4)
