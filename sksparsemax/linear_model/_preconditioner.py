@@ -223,6 +223,8 @@ class GramPreconditioner:
     ------
     numpy.linalg.LinAlgError
         If the Cholesky factorisation fails (then use no preconditioner).
+    ValueError
+        If ``moments`` were factorised in place by an earlier preconditioner.
     """
 
     def __init__(self, X, n_classes, fit_intercept, l2, sample_weight=None,
@@ -258,12 +260,11 @@ class GramPreconditioner:
         # Lower Cholesky factor: L L^T = G + ridge I, and its inverse (well
         # conditioned thanks to the ridge): two products with a triangular
         # matrix per evaluation cost less than two triangular solves. Only
-        # L^{-1} is kept, in the memory of G and L: the one map that needs L
+        # L^{-1} is kept, in G's own memory: G is symmetric, so G.T is the
+        # same matrix in Fortran order, which LAPACK factorises in place into
+        # U = L^T and then inverts in place into U^{-1} = L^{-T}, whose
+        # transpose is L^{-1} in C order. The one map that needs L
         # (variables, once per fit) solves with L^{-1} instead.
-        # G is symmetric, so G.T is the same matrix in Fortran order, which
-        # LAPACK factorises in place; its upper factor U = L^T (Fortran order)
-        # is L in C order, and inverting U in place gives U^{-1} = L^{-T},
-        # whose transpose is L^{-1} in C order: no copy at any step.
         upper = cholesky(G.T, lower=False, overwrite_a=True, check_finite=False)
         del G
         inv_upper, info = dtrtri(upper, lower=0, overwrite_c=1)
