@@ -168,10 +168,16 @@ class LinearModelLoss:
         n_classes = R.shape[1]
         out = np.empty(self.n_coef(n_classes, X.shape[1]), dtype=np.float64)
         out_W, out_b = self.weight_intercept(out, n_classes)
-        # (X.T @ R).T: one BLAS GEMM for dense X (numpy's R.T @ X takes a far
-        # slower path for the transposed C-ordered R); CSR.T is CSC and vice
-        # versa, both fast with a dense R.
-        out_W[...] = (X.T @ R).T
+        if sp.issparse(X):
+            # CSR.T is CSC and vice versa, both fast with a dense R.
+            out_W[...] = (X.T @ R).T
+        elif R.dtype == X.dtype == np.float64:
+            # R.T @ X straight into the packed weights: the product (and the
+            # orientation) LogisticRegression's loss computes, one GEMM whose
+            # K x d result needs no transposed copy.
+            np.dot(R.T, X, out=out_W)
+        else:
+            out_W[...] = R.T @ X
         if l2_reg_strength != 0:
             out_W += l2_reg_strength * V
         if out_b is not None:
