@@ -37,6 +37,12 @@ the memory traffic of the curvature pairs allows:
   than the strong one) is what keeps BFGS working on objectives with kinks
   such as the top-k loss (Lewis and Overton, 2013), where the directional
   derivative jumps across a kink and its absolute value may never be small.
+- With the numba backend and many coefficients (:data:`MIN_FUSED_COEF`),
+  the operations on coefficient vectors around the two products with the
+  pairs (the direction's update and slope, the trial point, the new pair
+  and its dot products) are fused passes
+  (:mod:`sksparsemax.transforms._numba_vectors`); the products stay with
+  BLAS.
 - Stopping rules are those scikit-learn gives L-BFGS-B: the largest entry of
   the gradient at most ``gtol``, or a relative decrease
   :math:`(f_k - f_{k+1}) / \max(|f_k|, |f_{k+1}|, 1)` at most ``ftol``.
@@ -58,10 +64,18 @@ import numpy as np
 from scipy.linalg import get_blas_funcs, solve_triangular
 from scipy.optimize import OptimizeResult, nnls
 
+from ..transforms import _backend
+
 #: Status codes, as scipy's L-BFGS-B reports them.
 CONVERGED, MAX_ITER, LINE_SEARCH_FAILED = 0, 1, 2
 
 _C1, _C2 = 1e-4, 0.9
+
+#: Coefficients from which the numba backend's fused vector passes
+#: (:mod:`sksparsemax.transforms._numba_vectors`) replace the NumPy
+#: operations: where a pass over a vector costs a millisecond, not where
+#: the compilation on first use would be noticed.
+MIN_FUSED_COEF = 2**17
 
 # y += a x in place, one pass (NumPy's `y += a * x` makes a temporary).
 _axpy = get_blas_funcs("axpy", dtype=np.float64)
@@ -72,15 +86,33 @@ def _max_abs(v):
     return max(float(v.max()), -float(v.min())) if v.size else 0.0
 
 
+def _fused_kernels(n):
+    """The compiled kernels for vectors of ``n`` entries, or None (NumPy)."""
+    return _backend.kernels() if n >= MIN_FUSED_COEF else None
+
+
+def _trial_point(x, d, t, kernels):
+    """``x + t d`` (a new array)."""
+    if kernels is None:
+        x_t = d * t
+        x_t += x
+        return x_t
+    x_t = np.empty_like(x)
+    kernels.trial_point(x, d, t, x_t)
+    return x_t
+
+
 class _Pairs:
     """The last ``m`` curvature pairs (rows of ``B``), their Gram matrix, ``B g``.
 
     Pair ``j`` of the circular store occupies rows ``2 j`` (``s``) and
     ``2 j + 1`` (``y``) of ``B``, so the filled rows are a prefix of ``B``.
+    ``kernels``: the fused passes of the numba backend, or None.
     """
 
-    def __init__(self, m, n):
+    def __init__(self, m, n, kernels=None):
         self.m = m
+        self.kernels = kernels
         # The whole history at once, as L-BFGS-B's workspace: zeros (pages the
         # kernel zeroes on first touch), so a short fit commits only the rows
         # it fills.
@@ -103,10 +135,10 @@ class _Pairs:
         return self.B[: self.rows] @ v
 
     def direction(self, g, Bg):
-        """``d = -H g`` and ``B d`` from ``g`` and ``B g``."""
+        """``d = -H g``, ``B d`` and the slope ``g^T d`` from ``g`` and ``B g``."""
         k = len(self.order)
         if k == 0:
-            return -g, np.zeros(0)
+            return -g, np.zeros(0), -float(g @ g)
         slots = np.asarray(self.order)
         s_rows, y_rows = 2 * slots, 2 * slots + 1
         SY = self.G[np.ix_(s_rows, y_rows)]
@@ -119,29 +151,39 @@ class _Pairs:
         c = np.zeros(self.rows)
         c[s_rows] = -p
         c[y_rows] = -gamma * q
-        d = c @ self.B[: self.rows]  # -(S p + gamma Y q)
-        d = _axpy(g, d, a=-gamma)  # in place
         Bd = self.G[: self.rows, : self.rows] @ c - gamma * Bg
-        return d, Bd
+        d = c @ self.B[: self.rows]  # -(S p + gamma Y q)
+        if self.kernels is not None:
+            return d, Bd, float(self.kernels.direction_and_slope(d, g, gamma))
+        d = _axpy(g, d, a=-gamma)  # in place
+        return d, Bd, float(g @ d)
 
-    def add(self, d, t, Bd, g, g_new, Bg, Bg_new, dg, dg_new, f):
+    def add(self, d, t, Bd, g, g_new, Bg, dg, dg_new, f):
         """Store the pair ``s = t d``, ``y = g_new - g``; return ``B g_new``.
 
-        ``Bd``, ``Bg`` and ``Bg_new`` are the products with the stored rows,
-        ``dg`` and ``dg_new`` the slopes ``d^T g`` and ``d^T g_new`` the line
-        search computed, ``f`` the objective at the pair's start. From them
-        follow ``s^T y``, ``s^T g_new`` and the new rows' products with the
-        stored ones, without another pass over the pairs. A pair whose
-        curvature ``s^T y`` is not safely positive is not stored (L-BFGS-B's
-        rule).
+        ``Bd`` and ``Bg`` are the products with the stored rows, ``dg`` and
+        ``dg_new`` the slopes ``d^T g`` and ``d^T g_new`` the line search
+        computed, ``f`` the objective at the pair's start. From them and
+        ``B g_new`` (the one pass over the pairs) follow ``s^T y``,
+        ``s^T g_new`` and the new rows' products with the stored ones. A pair
+        whose curvature ``s^T y`` is not safely positive is not stored
+        (L-BFGS-B's rule).
         """
         sy = t * (dg_new - dg)
         old_rows = self.rows
         full = len(self.order) == self.m
         slot = self.order[0] if full else len(self.order)
         r_s, r_y = 2 * slot, 2 * slot + 1
-        y = np.subtract(g_new, g, out=self.B[r_y])
-        yy = float(y @ y)
+        Bg_new = self.times(g_new)
+        if self.kernels is not None:
+            # One pass for the new pair and its dot products (s is written
+            # though the pair may be refused: then the slot is outside the
+            # filled rows, or the memory is reset).
+            yy, yg, dd = self.kernels.store_pair(g_new, g, d, t, self.B[r_y], self.B[r_s])
+            y = None
+        else:
+            y = np.subtract(g_new, g, out=self.B[r_y])
+            yy = float(y @ y)
         if not sy > np.finfo(np.float64).eps * yy:
             self.n_chain = 0
             if full:  # y overwrote the oldest pair: start the memory afresh
@@ -150,7 +192,9 @@ class _Pairs:
             return Bg_new
         if full:
             self.order.pop(0)
-        np.multiply(d, t, out=self.B[r_s])
+        if y is not None:
+            np.multiply(d, t, out=self.B[r_s])
+            dd, yg = float(d @ d), float(y @ g_new)
         new = np.empty(max(old_rows, 2 * slot + 2))
         new[:old_rows] = Bg_new
         # The new rows' products with the stored rows (the replaced slot's
@@ -158,11 +202,11 @@ class _Pairs:
         Bs, By = t * Bd, Bg_new - Bg
         self.G[r_s, :old_rows] = self.G[:old_rows, r_s] = Bs
         self.G[r_y, :old_rows] = self.G[:old_rows, r_y] = By
-        self.G[r_s, r_s] = t * t * float(d @ d)
+        self.G[r_s, r_s] = t * t * dd
         self.G[r_s, r_y] = self.G[r_y, r_s] = sy
         self.G[r_y, r_y] = yy
         new[r_s] = t * dg_new
-        new[r_y] = float(y @ g_new)
+        new[r_y] = yg
         self.order.append(slot)
         self.f_start[slot] = f
         self.n_chain = min(self.n_chain + 1, len(self.order))
@@ -256,19 +300,19 @@ def _cubic_step(t_lo, f_lo, d_lo, t_hi, f_hi, d_hi):
     return t
 
 
-def _wolfe_step(fun, x, f, d, slope, t, max_ls):
+def _wolfe_step(fun, x, f, d, slope, t, max_ls, kernels=None):
     """A step ``t`` along ``d`` that satisfies the weak Wolfe conditions.
 
     Returns ``(t, x_t, f_t, g_t, d_t, n_evaluations)`` (``d_t`` the slope
     ``g_t^T d``), with ``x_t`` None when no
     step was found within ``max_ls`` evaluations. Trial points whose
-    objective is not finite count as too long.
+    objective is not finite count as too long. ``kernels``: as
+    :class:`_Pairs`'.
     """
     lo, f_lo, d_lo = 0.0, f, slope
     hi = f_hi = d_hi = None
     for n_eval in range(1, max_ls + 1):
-        x_t = d * t
-        x_t += x
+        x_t = _trial_point(x, d, t, kernels)
         f_t, g_t = fun(x_t)
         f_t = float(f_t)
         d_t = float(g_t @ d) if np.isfinite(f_t) else np.inf
@@ -303,8 +347,9 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol, m=10, max_ls=50, callback=None, init
         Starting point.
     max_iter : int
         Maximum number of iterations (accepted steps).
-    gtol : float
-        Stop when the largest entry of the gradient is at most ``gtol``.
+    gtol : float or None
+        Stop when the largest entry of the gradient is at most ``gtol``;
+        None: no such test (the caller's ``callback`` tests the gradient).
     ftol : float
         Stop when an iteration lowers the objective by at most
         ``ftol * max(|f_k|, |f_{k+1}|, 1)``.
@@ -344,26 +389,30 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol, m=10, max_ls=50, callback=None, init
     x = np.array(x0, dtype=np.float64, copy=True).ravel()
     f, g = fun(x) if initial is None else initial
     f, nfev, nit = float(f), 1 if initial is None else 0, 0
-    pairs = _Pairs(m, x.size)
+    kernels = _fused_kernels(x.size)
+    pairs = _Pairs(m, x.size, kernels)
     Bg = np.zeros(0)
+
+    def small_gradient():
+        return gtol is not None and _max_abs(g) <= gtol
 
     def done(status, message):
         return OptimizeResult(x=x, fun=f, jac=g, nit=nit, nfev=nfev, status=status,
                               message=message, success=status == CONVERGED)
 
-    if _max_abs(g) <= gtol:
+    if small_gradient():
         return done(CONVERGED, "max |gradient| <= gtol")
     while True:
         if nit >= max_iter:
             return done(MAX_ITER, "maximum number of iterations reached")
-        d, Bd = pairs.direction(g, Bg)
-        slope = float(g @ d)
+        d, Bd, slope = pairs.direction(g, Bg)
         if not slope < 0:  # rounding spoilt the direction: steepest descent
             pairs.reset()
             d, Bd, Bg = -g, np.zeros(0), np.zeros(0)
             slope = -float(g @ g)
         t0 = 1.0 if pairs.order else 1.0 / max(float(np.sqrt(g @ g)), 1e-300)
-        t, x_new, f_new, g_new, slope_new, n_eval = _wolfe_step(fun, x, f, d, slope, t0, max_ls)
+        t, x_new, f_new, g_new, slope_new, n_eval = _wolfe_step(fun, x, f, d, slope, t0, max_ls,
+                                                                   kernels)
         nfev += n_eval
         if x_new is None:
             if not pairs.order:
@@ -372,7 +421,7 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol, m=10, max_ls=50, callback=None, init
             pairs.reset()  # retry once along the steepest descent
             Bg = np.zeros(0)
             continue
-        Bg = pairs.add(d, t, Bd, g, g_new, Bg, pairs.times(g_new), slope, slope_new, f)
+        Bg = pairs.add(d, t, Bd, g, g_new, Bg, slope, slope_new, f)
         del d
         f_old, x, f, g = f, x_new, f_new, g_new
         nit += 1
@@ -381,7 +430,7 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol, m=10, max_ls=50, callback=None, init
                 callback(OptimizeResult(x=x, fun=f))
             except StopIteration:
                 return done(CONVERGED, "stopped by the callback")
-        if _max_abs(g) <= gtol:
+        if small_gradient():
             return done(CONVERGED, "max |gradient| <= gtol")
         if f_old - f <= ftol * max(abs(f_old), abs(f), 1.0):
             return done(CONVERGED, "relative reduction of the objective <= ftol")

@@ -47,6 +47,7 @@ from scipy.linalg.lapack import dtrtri
 
 from ..transforms import _backend
 from ._layout import CoefLayout
+from ._lbfgs import _fused_kernels, _max_abs
 
 #: The setup (Gram + Cholesky) may cost at most this many objective
 #: evaluations (two products of X with a (d, K) matrix each).
@@ -326,6 +327,28 @@ class GramPreconditioner:
         # g_V = R L^{-T}: the adjoint of V -> V L^{-1}.
         gV[...] = _times_lower(R, self.L_inv, transposed=True)
         return out
+
+    def gradient_and_max(self, g):
+        """:meth:`gradient` of ``g``, and the largest absolute entry of both gradients.
+
+        What the stopping rule tests at every evaluation: for the diagonal
+        variant on many coefficients the numba backend computes all three in
+        one pass over ``g`` (:func:`sksparsemax.transforms._numba_vectors.diagonal_gradient`).
+        """
+        kernels = _fused_kernels(g.size) if self.L_inv is None else None
+        if kernels is None:
+            gv = self.gradient(g)
+            return gv, max(_max_abs(g), _max_abs(gv))
+        gW, gb = self._split(g)
+        out = np.empty_like(g)
+        gV, gc = self._split(out)
+        if self.fit_intercept:
+            gc[...] = gb
+        else:
+            gb = np.empty(0)
+        mw, mv = kernels.diagonal_gradient(
+            gW, gb, self.mean if self.fit_intercept else self.scale, self.scale, gV)
+        return out, max(float(mw), float(mv), _max_abs(gc) if self.fit_intercept else 0.0)
 
 
 #: Features from which the blocked triangular kernels are used; below, the

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._lbfgs import _max_abs, lbfgs
+from ._lbfgs import lbfgs
 
 
 def _advice(hit_max_iter, line_search_failed, max_iter):
@@ -114,7 +114,8 @@ def minimize_lbfgs(
         (relative to its value) over the last ``window`` iterations.
     precondition : object, default=None
         A linear change of variables ``w = precondition.coef(v)`` (with
-        ``variables``, its inverse, and ``gradient``, the chain rule), such as
+        ``variables``, its inverse, and ``gradient_and_max``, the chain rule
+        and the largest entry of both gradients), such as
         :class:`._preconditioner.GramPreconditioner`. L-BFGS then runs on
         ``v`` and stops once the largest entry of the gradient is at most
         ``tol`` with respect to both ``w`` and ``v``; ``w`` is returned.
@@ -135,7 +136,7 @@ def minimize_lbfgs(
     initial = None
     if precondition is not None:
         fun, w0, last = _preconditioned(fun, w0, precondition)
-        gtol = 0.0  # the solver would test the gradient in v only: `last` tests both
+        gtol = None  # the solver would test the gradient in v only: `last` tests both
         initial = fun(w0, *args)
         if last() <= tol:  # already converged (a warm start)
             return precondition.coef(w0), float(initial[0]), 0
@@ -201,10 +202,7 @@ def _preconditioned(fun, w0, precondition):
 
     def fun_v(v, *args):
         f, g = fun(precondition.coef(v), *args)
-        gv = precondition.gradient(g)
-        # max |.| without the two temporaries of np.abs: a million coefficients
-        # on text data, at every evaluation.
-        state["gmax"] = max(_max_abs(g), _max_abs(gv))
+        gv, state["gmax"] = precondition.gradient_and_max(g)
         return f, gv
 
     def last():

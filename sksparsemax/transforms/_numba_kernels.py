@@ -39,6 +39,12 @@ from ._numba_blas import times_lower, times_lower_transposed  # noqa: F401
 from ._numba_budget import budget_sparsemax_rows  # noqa: F401
 from ._numba_entmax import entmax15_rows, entmax_bisect_rows  # noqa: F401
 from ._numba_normmax import normmax_rows  # noqa: F401
+from ._numba_vectors import (  # noqa: F401
+    diagonal_gradient,
+    direction_and_slope,
+    store_pair,
+    trial_point,
+)
 from ._numba_rows import _JIT, _JIT_FMA, _JIT_INLINE, _block_sum, _row_max, exp_nonpositive
 
 # sparse_softmax: for k up to _NET_K_MAX and rows of up to _NET_ROW_MAX

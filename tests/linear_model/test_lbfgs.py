@@ -9,6 +9,8 @@
   and a brute-force search over supports for its small QP.
 """
 
+import contextlib
+import importlib.util
 import itertools
 
 import numpy as np
@@ -18,6 +20,7 @@ from scipy.special import logsumexp
 
 from sksparsemax.linear_model import _lbfgs
 from sksparsemax.linear_model._lbfgs import lbfgs
+from sksparsemax.transforms import backend
 
 
 def _logistic(seed=0, n=400, d=20, K=4, l2=1e-2):
@@ -77,14 +80,34 @@ def _two_loop(g, S, Y):
     return -r
 
 
-def test_compact_direction_and_vector_free_gram():
+HAS_NUMBA = importlib.util.find_spec("numba") is not None
+PATHS = ["numpy", pytest.param("fused", marks=pytest.mark.skipif(
+    not HAS_NUMBA, reason="the fused passes need numba"))]
+
+
+@contextlib.contextmanager
+def _path(mp, name):
+    """The NumPy operations, or the numba backend's fused passes at every size."""
+    if name == "numpy":
+        with backend("numpy"):
+            yield
+        return
+    mp.setattr(_lbfgs, "MIN_FUSED_COEF", 0)
+    with backend("numba"):
+        yield
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_compact_direction_and_vector_free_gram(path):
     """Every direction equals the two-loop one; the Gram matrix equals B B^T."""
     f, n = _logistic(2)
     checked = []
     original = _lbfgs._Pairs.direction
 
     def direction(self, g, Bg):
-        d, Bd = original(self, g, Bg)
+        d, Bd, slope = original(self, g, Bg)
+        assert slope == pytest.approx(float(g @ d), rel=1e-12)
+        assert (self.kernels is not None) == (path == "fused")
         rows = self.rows
         if rows:
             B = self.B[:rows]
@@ -96,13 +119,49 @@ def test_compact_direction_and_vector_free_gram():
             Y = np.array([self.B[2 * j + 1] for j in slots])
             np.testing.assert_allclose(d, _two_loop(g, S, Y), rtol=1e-8, atol=1e-12)
             checked.append(len(slots))
-        return d, Bd
+        return d, Bd, slope
 
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, _path(mp, path):
         mp.setattr(_lbfgs._Pairs, "direction", direction)
         res = lbfgs(f, np.zeros(n), max_iter=60, gtol=1e-12, ftol=0.0, m=5)
     assert res.nit > 10
     assert max(checked) == 5  # the circular store was full and wrapped round
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="the fused passes need numba")
+def test_fused_passes_take_the_numpy_iterations():
+    """The fused passes change the rounding only: same minimiser, same work."""
+    f, n = _logistic(4)
+    runs = {}
+    for path in ("numpy", "fused"):
+        with pytest.MonkeyPatch.context() as mp, _path(mp, path):
+            runs[path] = lbfgs(f, np.zeros(n), max_iter=1000, gtol=1e-10,
+                               ftol=64 * np.finfo(float).eps)
+    a, b = runs["numpy"], runs["fused"]
+    assert a.status == b.status == 0
+    assert abs(a.nit - b.nit) <= 2
+    np.testing.assert_allclose(b.x, a.x, atol=1e-7)
+    assert abs(a.fun - b.fun) <= 1e-13 * abs(a.fun)
+
+
+def test_gtol_none_leaves_the_gradient_test_to_the_callback():
+    f, n = _logistic(3)
+    seen = []
+
+    def callback(result):
+        seen.append(result.fun)
+        if len(seen) == 4:
+            raise StopIteration
+
+    res = lbfgs(f, np.zeros(n), max_iter=50, gtol=None, ftol=0.0, callback=callback)
+    assert res.nit == 4 and res.status == 0 and res.message == "stopped by the callback"
+    # At a zero gradient gtol=0 stops at once by the gradient test; None never
+    # applies that test.
+    quadratic = lambda x: (float(x @ x), 2 * x)  # noqa: E731
+    res0 = lbfgs(quadratic, np.zeros(3), max_iter=5, gtol=0.0, ftol=0.0)
+    assert res0.nit == 0 and res0.message == "max |gradient| <= gtol"
+    res0 = lbfgs(quadratic, np.zeros(3), max_iter=5, gtol=None, ftol=0.0)
+    assert res0.message != "max |gradient| <= gtol"
 
 
 def test_stopping_rules_and_status():

@@ -16,11 +16,13 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from sksparsemax import SparsemaxClassifier, SparsemaxMultiLabel
+from sksparsemax.linear_model import _lbfgs
 from sksparsemax.linear_model._linear_loss import LinearModelLoss
 from sksparsemax.linear_model._preconditioner import GramPreconditioner, gram_preconditioner
 from sksparsemax.linear_model._row_space import RowSpaceReduction, row_space_reduction
 from sksparsemax.linear_model._solver import minimize_lbfgs
 from sksparsemax.losses import SparsemaxLoss, check_target
+from sksparsemax.transforms import backend
 
 
 def _data(n, d, sparse, seed=0):
@@ -205,6 +207,29 @@ def test_diagonal_preconditioner_is_weighted(fit_intercept):
     np.testing.assert_allclose(pre.variables(pre.coef(v)), v, atol=1e-12)
     zero = pre.coef(np.zeros_like(v))
     assert np.dot(pre.gradient(g), dv) == pytest.approx(np.dot(g, pre.coef(dv) - zero))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("path", ["numpy", "fused"])
+def test_gradient_and_max_is_the_chain_rule_and_both_maxima(fit_intercept, path, monkeypatch):
+    """The fused pass of the numba backend and the NumPy operations agree."""
+    if path == "fused":
+        pytest.importorskip("numba")
+        monkeypatch.setattr(_lbfgs, "MIN_FUSED_COEF", 0)
+    X, rng = _data(80, 9, True, seed=3)
+    pre = GramPreconditioner(X, 3, fit_intercept, 0.01, diagonal=True)
+    g = rng.standard_normal(3 * (9 + int(fit_intercept)))
+    g[4] = 50.0  # the largest |entry| of g_w ...
+    with backend("numba" if path == "fused" else "numpy"):
+        gv, gmax = pre.gradient_and_max(g)
+        g_inf = g.copy()
+        g_inf[2] = np.inf
+        bad = pre.gradient_and_max(g_inf)[1]
+    with backend("numpy"):
+        ref = pre.gradient(g)
+    np.testing.assert_allclose(gv, ref, rtol=1e-14, atol=1e-14)
+    assert gmax == max(np.abs(g).max(), np.abs(ref).max())
+    assert not bad <= 1e300  # an infinite entry never passes a stopping test
 
 
 def test_preconditioned_lbfgs_stops_on_the_original_gradient():
