@@ -6,8 +6,7 @@ an L-BFGS iteration made of such operations (the direction, the trial point,
 the new curvature pair, their dot products, the change of variables) spends
 about as long in them as in the products with the curvature pairs. These
 kernels do in one pass what takes NumPy several. The products with the
-pairs themselves stay with BLAS, which reads them at the memory's speed
-(a chunked compiled product measured 2-2.5x slower).
+pairs themselves stay with BLAS, which reads them at the memory's speed.
 
 They serve :class:`sksparsemax.linear_model._lbfgs._Pairs` and the diagonal
 change of variables of
@@ -62,7 +61,8 @@ def diagonal_gradient(gW, gb, mean, scale, gV):
     """``gV = (gW - gb mean^T) / scale`` (columns); returns ``max |gW|, max |gV|``.
 
     The chain rule of the diagonal change of variables ``W = V / scale``,
-    ``b = c - W mean`` (``gb`` of length 0: no intercept, ``mean`` unused),
+    ``b = c - W mean`` (``gb`` of length 0: no intercept, and ``mean``, any
+array of length ``d``, is multiplied by 0),
     and the largest entries of both gradients, which the stopping rule
     tests, from the same pass.
     """
