@@ -2,7 +2,7 @@
 
 from numba import njit
 
-from ..transforms._numba_kernels import _JIT, _JIT_INLINE, sparsemax_row_threshold
+from ..transforms._numba_kernels import _JIT_INLINE, _JIT_REASSOC, sparsemax_row_threshold
 from ._numba_engine import run, target_dot
 
 
@@ -14,8 +14,8 @@ def sparsemax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
     the threshold is rounded to the dtype of ``Z`` (``scratch[2]``), as
     the NumPy path computes it in that dtype.
     """
-    fbuf, _, zbuf = scratch
-    t, _ = sparsemax_row_threshold(Z, i, m, fbuf)
+    zbuf = scratch[2]
+    t, _ = sparsemax_row_threshold(Z, i, m)
     zbuf[0] = t
     tt = zbuf[0]
     qz = target_dot(Z, i, m, y, Q, qi)
@@ -31,7 +31,12 @@ def sparsemax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
     return (tt + 0.5 * sq) - qz
 
 
-@njit(**_JIT)
+# Reassociation, as in the sparsemax mapping's kernels: it vectorises the
+# threshold's passes over a row. The driver's sums (the loss over the rows,
+# the intercept's gradient) may be reordered too, as BLAS reorders those of
+# the products; the results equal the NumPy path's to rounding
+# (tests/linear_model/test_numba_linear.py).
+@njit(**_JIT_REASSOC)
 def kernel(task, params):
     """The sparsemax loss over a task of :mod:`._numba_engine`."""
     return run(sparsemax_row, task, params)

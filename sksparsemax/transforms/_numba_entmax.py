@@ -87,6 +87,19 @@ def _entmax15_newton_step(cnt, s1, s2, t):
 
 
 @njit(**_JIT_INLINE)
+def _entmax15_certified_now(cnt, above, t, new, tau):
+    """Whether the closed form ``new`` of ``S = {u > t}`` is certified by the pass that gave it.
+
+    The pass counted ``cnt = |S|`` and ``above = #{u > tau}`` for the
+    previous closed form ``tau``. If ``t <= new <= tau`` and every entry of
+    ``S`` is above ``tau``, then ``{u > new} = S``: ``new`` is the closed
+    form of its own support, which the next pass would confirm by counting;
+    this saves that pass, and the result is the same.
+    """
+    return above == cnt and t <= new and new <= tau
+
+
+@njit(**_JIT_INLINE)
 def _entmax15_first_step(Z, i, m):
     """First Newton pass of :func:`_entmax15_newton_tau`, at ``t = -1``.
 
@@ -112,7 +125,8 @@ def _entmax15_newton_tau(Z, i, m):
     next step and the closed form ``tau_S`` for the support ``S = {u > t}``
     (:func:`_entmax15_closed_form`); ``tau_S`` is the threshold exactly when
     ``{u > tau_S} = S`` (then ``tau_S`` solves ``f = 0``, whose root is
-    unique), which the next pass checks by counting. So the result is the
+    unique), which the next pass checks by counting (or the same pass,
+    :func:`_entmax15_certified_now`). So the result is the
     closed form for the exact support, as the prefix rule of the NumPy path
     gives. Returns ``(tau, ok)``; ``ok`` is False if no check succeeded
     within ``_ENTMAX15_MAX_PASSES`` passes.
@@ -122,7 +136,10 @@ def _entmax15_newton_tau(Z, i, m):
         cnt, s1, s2, above = _entmax15_sums_row(Z, i, m, t, tau)
         if above == size:
             return tau, True
-        tau, size = _entmax15_closed_form(cnt, s1, s2), cnt
+        new = _entmax15_closed_form(cnt, s1, s2)
+        if _entmax15_certified_now(cnt, above, t, new, tau):
+            return new, True
+        tau, size = new, cnt
         t = _entmax15_newton_step(cnt, s1, s2, t)
     return tau, False
 
@@ -150,7 +167,10 @@ def _entmax15_newton_tau_compact(Z, i, m, buf):
         cnt, s1, s2, above = _entmax15_sums_buf(buf, c, t, tau)
         if above == size and tau >= low:
             return tau, True
-        tau, size = _entmax15_closed_form(cnt, s1, s2), cnt
+        new = _entmax15_closed_form(cnt, s1, s2)
+        if _entmax15_certified_now(cnt, above, t, new, tau) and new >= low:
+            return new, True
+        tau, size = new, cnt
         t = _entmax15_newton_step(cnt, s1, s2, t)
     return tau, False
 

@@ -45,7 +45,15 @@ from ._numba_vectors import (  # noqa: F401
     store_pair,
     trial_point,
 )
-from ._numba_rows import _JIT, _JIT_FMA, _JIT_INLINE, _block_sum, _row_max, exp_nonpositive
+from ._numba_rows import (
+    _JIT,
+    _JIT_FMA,
+    _JIT_INLINE,
+    _JIT_REASSOC,
+    _block_sum,
+    _row_max,
+    exp_nonpositive,
+)
 
 # sparse_softmax: for k up to _NET_K_MAX and rows of up to _NET_ROW_MAX
 # entries, the k largest values come from a branch-free compare-exchange
@@ -56,71 +64,124 @@ _NET_ROW_MAX = 128
 # one vectorised pass (exp_nonpositive) and mask it; longer rows take exp of
 # the k kept entries only.
 _DENSE_EXP_MAX = 16
+# sparsemax: rows longer than this (32 KiB of float64 and more, which do not
+# stay in the cache between passes) copy the entries that can still be in the
+# support after the first pass; shorter rows are read in full at every pass.
+_SPARSEMAX_COMPACT_MIN = 2**12
 
 
 @njit(**_JIT_INLINE)
-def sparsemax_row_threshold(Z, i, m, buf):
-    """Sparsemax threshold of row ``i`` of ``Z`` (shifted units), Michelot's way.
+def _sparsemax_pass(Z, i, m, t):
+    """``(sum_S y, |S|)`` over ``S = {y > t}`` of row ``i``, ``y = z - m`` (float64).
 
-    ``m`` is the row maximum; ``buf`` a float64 scratch array of length K.
-    With ``y = z - m``, only the candidates ``y > -1`` can be in the support
-    (the threshold is at least ``max y - 1 = -1``), so they are copied into
-    ``buf``; then ``tau = (sum_S y - 1) / |S|`` and ``S = {y > tau}`` are
-    iterated from ``S`` = all candidates. Each ``tau`` is a lower bound of the
-    root and increases monotonically; the iteration stops when ``S`` stops
-    shrinking, at the closed form of Martins & Astudillo (2016) for the final
-    support. Sums are accumulated in float64. Returns ``(tau, |S|)``.
+    Branch-free: in a kernel compiled with reassociation (``_JIT_REASSOC``)
+    LLVM vectorises the two sums.
     """
-    K = Z.shape[1]
-    # Candidates (branch-free append).
-    c = 0
     s = 0.0
-    for j in range(K):
-        y = Z[i, j] - m
-        buf[c] = y
-        keep = y > -1.0
+    c = 0
+    for j in range(Z.shape[1]):
+        y = np.float64(Z[i, j] - m)
+        keep = y > t
         s += y if keep else 0.0
         c += keep
+    return s, c
+
+
+@njit(**_JIT_INLINE)
+def sparsemax_row_threshold(Z, i, m):
+    """Sparsemax threshold of row ``i`` of ``Z`` (shifted units), Michelot's way.
+
+    ``m`` is the row maximum. With ``y = z - m``, only the candidates
+    ``y > -1`` can be in the support (the threshold is at least ``max y - 1 =
+    -1``); ``tau = (sum_S y - 1) / |S|`` and ``S = {y > tau}`` are iterated
+    from ``S`` = the candidates. Each ``tau`` is a lower bound of the root
+    and increases monotonically; the iteration stops when ``S`` stops
+    shrinking, at the closed form of Martins & Astudillo (2016) for the final
+    support. Sums are accumulated in float64. Returns ``(tau, |S|)``.
+
+    Every pass reads the whole row (:func:`_sparsemax_pass`): a vectorised
+    pass over a row in the cache costs less than the data-dependent loop of
+    a pass that also drops the entries left behind.
+    """
+    s, c = _sparsemax_pass(Z, i, m, -1.0)
     t = (s - 1.0) / c
     while True:
+        s, c2 = _sparsemax_pass(Z, i, m, t)
+        if c2 == c:
+            return t, c
+        c = c2
+        t = (s - 1.0) / c
+
+
+@njit(**_JIT_INLINE)
+def _sparsemax_row_threshold_compact(Z, i, m, buf):
+    """:func:`sparsemax_row_threshold` for rows longer than ``_SPARSEMAX_COMPACT_MIN``.
+
+    After the first pass, the entries above its threshold (a lower bound of
+    the root) are copied into the float64 scratch ``buf`` (length K), and
+    the later passes run over them: a row this long does not stay in the
+    cache between passes.
+    """
+    K = Z.shape[1]
+    s, c = _sparsemax_pass(Z, i, m, -1.0)
+    t = (s - 1.0) / c
+    n = 0
+    for j in range(K):
+        y = np.float64(Z[i, j] - m)
+        buf[n] = y
+        n += y > t
+    while True:
+        s = 0.0
         c2 = 0
-        s2 = 0.0
-        for j in range(c):
-            y = buf[j]
-            buf[c2] = y
+        for a in range(n):
+            y = buf[a]
             keep = y > t
-            s2 += y if keep else 0.0
+            s += y if keep else 0.0
             c2 += keep
         if c2 == c:
-            break
+            return t, c
         c = c2
-        t = (s2 - 1.0) / c2
-    return t, c
+        t = (s - 1.0) / c
 
 
-@njit(**_JIT)
+@njit(**_JIT_INLINE)
+def _write_sparsemax_row(Z, i, m, tt, out):
+    """``out[i] = max(z - m - tt, 0)`` (``tt`` rounded to the dtype of ``Z``)."""
+    for j in range(Z.shape[1]):
+        p = (Z[i, j] - m) - tt
+        out[i, j] = p if p > 0 else 0
+
+
+@njit(**_JIT_REASSOC)
 def sparsemax_rows(Z, out, tau, size, zmax, write_out):
     """Sparsemax of every row of ``Z`` (threshold by Michelot's algorithm).
 
-    See :func:`sparsemax_row_threshold` for the threshold of one row.
-    Writes ``tau`` (shifted units, dtype of ``Z``), ``size`` (support size),
-    ``zmax`` and, if ``write_out``, ``out = max(y - tau, 0)``.
-    Returns the first invalid row or -1.
+    See :func:`sparsemax_row_threshold` for the threshold of one row
+    (:func:`_sparsemax_row_threshold_compact` for rows longer than
+    ``_SPARSEMAX_COMPACT_MIN``). Writes ``tau`` (shifted units, dtype of
+    ``Z``; the output is computed with this rounded value, as in the NumPy
+    path), ``size`` (support size), ``zmax`` and, if ``write_out``, ``out =
+    max(y - tau, 0)``. Returns the first invalid row or -1.
+
+    Compiled with reassociation (``_JIT_REASSOC``): it vectorises the sums
+    of :func:`_sparsemax_pass`; the thresholds equal the NumPy path's to
+    rounding (which sums in its own order anyway).
     """
-    n, K = Z.shape
-    buf = np.empty(K, dtype=np.float64)
-    for i in range(n):
+    K = Z.shape[1]
+    compact = K > _SPARSEMAX_COMPACT_MIN
+    buf = np.empty(K if compact else 0, dtype=np.float64)
+    for i in range(Z.shape[0]):
         m, ok = _row_max(Z, i, zmax)
         if not ok:
             return i
-        t, c = sparsemax_row_threshold(Z, i, m, buf)
+        if compact:
+            t, c = _sparsemax_row_threshold_compact(Z, i, m, buf)
+        else:
+            t, c = sparsemax_row_threshold(Z, i, m)
         tau[i] = t
         size[i] = c
         if write_out:
-            tt = tau[i]  # rounded to the dtype of Z, as in the NumPy path
-            for j in range(K):
-                p = (Z[i, j] - m) - tt
-                out[i, j] = p if p > 0 else 0
+            _write_sparsemax_row(Z, i, m, tau[i], out)
     return -1
 
 

@@ -12,6 +12,10 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+# The support size above which the NumPy path sums a 1.5-entmax support in
+# decreasing order (_entmax15_support_tau follows the same rule).
+from ._entmax15_numpy import _SORTED_SUPPORT
+
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 # Row helpers called once per row by the kernels (and by the fused loss
 # kernels): inlined into their callers, a call per row costs as much as the
@@ -347,27 +351,32 @@ def _entmax15_sorted_tau(Z, i, m, buf, taus):
 
 @njit(**_JIT)
 def _entmax15_support_tau(Z, i, m, tau, buf):
-    """``tau`` recomputed from its support ``{u > tau}`` summed in decreasing order.
+    """``tau`` recomputed from its support ``{u > tau}``, large supports summed in decreasing order.
 
     The closed form cancels (``1 - |S| var``), so the order of its sums
-    shows in the last ulps of ``tau``. Summed in decreasing order, as the
-    NumPy path does on rows longer than ``_ENTMAX15_SORTED_MIN`` (and as the
-    sort-based algorithm does), the two backends agree to about one ulp.
-    Supports of up to two entries are left as they are (as in the NumPy
-    path). Compiled on its own, so these sums are never reassociated.
+    shows in the last ulps of ``tau``. Supports of more than
+    ``_SORTED_SUPPORT`` entries are summed in decreasing order, as the NumPy
+    path and the sort-based algorithm sum them, smaller ones in the order of
+    the row, as the NumPy path does: the two backends then agree to about
+    one ulp. Supports of up to two entries are left as they are (as in the
+    NumPy path). Compiled on its own, so these sums are never reassociated.
     ``buf``: float64 scratch of length 2K.
     """
     K = Z.shape[1]
     c = 0
-    for j in range(K):
+    for j in range(K):  # branch-free gather: the test is mispredicted otherwise
         u = np.float64((Z[i, j] - m) / 2)
-        if u > tau:
-            buf[c] = u
-            c += 1
+        buf[c] = u
+        c += u > tau
     if c <= 2:
         return tau
     s1 = 0.0
     s2 = 0.0
+    if c <= _SORTED_SUPPORT:
+        for a in range(c):
+            s1 += buf[a]
+            s2 += buf[a] * buf[a]
+        return _entmax15_closed_form(c, s1, s2)
     if c <= _INSERTION_MAX:
         # Branch-free sort by rank (ties keep their order): into buf[K:].
         for a in range(c):

@@ -127,6 +127,24 @@ def test_sparsemax_closed_form(use_backend, K, scale, masks):
     np.testing.assert_array_equal(size, np.count_nonzero(p, axis=-1))
 
 
+@pytest.mark.parametrize("K", [4096, 4097, 20000])
+@pytest.mark.parametrize("masks", [False, True])
+def test_sparsemax_long_rows(use_backend, K, masks):
+    # Both sides of the length where the compiled kernel starts copying the
+    # candidates after its first pass (_SPARSEMAX_COMPACT_MIN = 4096 entries).
+    rng = np.random.default_rng(K)
+    z = np.concatenate([_scores(rng, 3, K, s, masks) for s in SCALES])
+    z[0, :] = 1.5  # a row of ties: everything in the support
+    ref, tau_ref, size_ref = sparsemax_sorted(z)
+    p = T.sparsemax(z)
+    _assert_simplex(p, 1e-12)
+    np.testing.assert_allclose(p, ref, rtol=0, atol=1e-14)
+    tau, size = T.sparsemax_threshold(z)
+    np.testing.assert_allclose(tau, tau_ref, rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(size, size_ref)
+    assert size[0] == K
+
+
 @pytest.mark.parametrize("K", SIZES)
 @pytest.mark.parametrize("masks", [False, True])
 def test_entmax15_closed_form(use_backend, K, masks):
