@@ -88,6 +88,18 @@ def _sparsemax_pass(Z, i, m, t):
 
 
 @njit(**_JIT_INLINE)
+def _michelot_step(t, s, c):
+    """Michelot's next threshold ``max(t, (s - 1) / c)`` from ``S = {y > t}``.
+
+    ``s = sum_S y``, ``c = |S|``. In exact arithmetic ``(s - 1) / c >= t``;
+    taking the maximum keeps that under rounding, so ``{y > t}`` only
+    shrinks and the iteration ends after at most ``|S|`` steps.
+    """
+    new = (s - 1.0) / c
+    return new if new > t else t
+
+
+@njit(**_JIT_INLINE)
 def sparsemax_row_threshold(Z, i, m):
     """Sparsemax threshold of row ``i`` of ``Z`` (shifted units), Michelot's way.
 
@@ -101,16 +113,20 @@ def sparsemax_row_threshold(Z, i, m):
 
     Every pass reads the whole row (:func:`_sparsemax_pass`): a vectorised
     pass over a row in the cache costs less than the data-dependent loop of
-    a pass that also drops the entries left behind.
+    a pass that also drops the entries left behind. Because a pass counts
+    over the whole row, ``tau`` is kept monotone explicitly
+    (:func:`_michelot_step`): when an entry lies within rounding of the
+    root, the rounded closed form of a smaller support can fall below the
+    previous one, and the set would then grow back and cycle forever.
     """
-    s, c = _sparsemax_pass(Z, i, m, -1.0)
-    t = (s - 1.0) / c
+    t = -1.0
+    s, c = _sparsemax_pass(Z, i, m, t)
     while True:
+        t = _michelot_step(t, s, c)
         s, c2 = _sparsemax_pass(Z, i, m, t)
         if c2 == c:
             return t, c
         c = c2
-        t = (s - 1.0) / c
 
 
 @njit(**_JIT_INLINE)
@@ -124,13 +140,20 @@ def _sparsemax_row_threshold_compact(Z, i, m, buf):
     """
     K = Z.shape[1]
     s, c = _sparsemax_pass(Z, i, m, -1.0)
-    t = (s - 1.0) / c
+    t = _michelot_step(-1.0, s, c)
     n = 0
     for j in range(K):
         y = np.float64(Z[i, j] - m)
         buf[n] = y
         n += y > t
+    if n == c:
+        return t, c
+    c = n
+    s = 0.0
+    for a in range(n):
+        s += buf[a]
     while True:
+        t = _michelot_step(t, s, c)
         s = 0.0
         c2 = 0
         for a in range(n):
@@ -141,7 +164,6 @@ def _sparsemax_row_threshold_compact(Z, i, m, buf):
         if c2 == c:
             return t, c
         c = c2
-        t = (s - 1.0) / c
 
 
 @njit(**_JIT_INLINE)

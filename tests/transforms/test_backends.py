@@ -127,6 +127,42 @@ def test_sparsemax_closed_form(use_backend, K, scale, masks):
     np.testing.assert_array_equal(size, np.count_nonzero(p, axis=-1))
 
 
+def _rows_with_an_entry_at_the_threshold(rng, n, K):
+    """Rows whose first entry equals the threshold of the whole row (exactly).
+
+    With ``r`` the sum of the other entries, ``z0 = (r - 1) / (K - 1)``
+    solves ``z0 = (z0 + r - 1) / K``: the closed form of the full support is
+    ``z0`` itself, so entry 0 lies on the boundary of the support and the
+    rounded closed forms of the supports with and without it straddle it.
+    The other entries stay within 1 of each other so that the full support
+    is the candidate set of the first step.
+    """
+    z = rng.uniform(-0.9, 0.0, (n, K))
+    z[:, 0] = (z[:, 1:].sum(axis=1) - 1) / (K - 1)
+    keep = z[:, 0] > z[:, 1:].max(axis=1) - 1  # entry 0 a candidate too
+    return z[keep]
+
+
+@pytest.mark.parametrize("K", [3, 4, 5, 17, 4097])
+def test_sparsemax_entry_at_the_threshold(use_backend, K):
+    # A regression test: the compiled kernel counted the support over the
+    # whole row at each of Michelot's steps, and on rows like these the
+    # rounded threshold could fall back below the boundary entry, the support
+    # grow back and the iteration cycle forever (it hung CI on a conformal
+    # estimator check). Each threshold must be the closed form of its support.
+    z = _rows_with_an_entry_at_the_threshold(np.random.default_rng(K), 2000 if K < 100 else 20, K)
+    assert z.shape[0] > 10
+    ref, tau_ref, size_ref = sparsemax_sorted(z)
+    p = T.sparsemax(z)
+    _assert_simplex(p, 1e-13)
+    np.testing.assert_allclose(p, ref, rtol=0, atol=1e-14)
+    tau, size = T.sparsemax_threshold(z)
+    np.testing.assert_allclose(tau, tau_ref, rtol=1e-14, atol=1e-14)
+    # The boundary entry may fall on either side by rounding, never more.
+    assert np.all(np.abs(size - size_ref) <= 1)
+    assert np.all(np.abs(size - np.count_nonzero(p, axis=-1)) <= 1)
+
+
 @pytest.mark.parametrize("K", [4096, 4097, 20000])
 @pytest.mark.parametrize("masks", [False, True])
 def test_sparsemax_long_rows(use_backend, K, masks):
