@@ -47,6 +47,7 @@ from numba.extending import overload
 from ..transforms._numba_blas import (
     _BLAS_LIKE,
     _ROWS,
+    _add_class_outer,
     _add_outer_block,
     _add_outer_rows,
     _dot_block,
@@ -55,6 +56,14 @@ from ..transforms._numba_blas import (
 from ..transforms._numba_kernels import _JIT_INLINE, _row_max
 
 _ROWS_TASK, _DENSE_TASK, _CSR_TASK = 7, 10, 12
+
+# Dense X: a row whose loss gradient has at most 1 / _FEW_CLASSES of its
+# classes nonzero (a sparse mapping's support and the target) is queued per
+# class and added by _add_class_outer, the others in blocks of 4 rows by
+# _add_outer_block. A class's product over 4 queued rows shares fewer loads
+# than a block's 4 rows x 2 classes, so queueing pays only when most of the
+# row's classes are zero.
+_FEW_CLASSES = 4
 
 
 @njit(**_JIT_INLINE)
@@ -148,10 +157,15 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
     scores (float64), losses and loss gradients, and the outer products
     ``c_i (p_i - q_i) x_i^T`` added into ``grad_W`` (which the caller fills
     with the penalty's gradient first), skipped for rows whose loss gradient
-    is zero. ``grad_b`` is overwritten with ``sum_i c_i (p_i - q_i)``; the
-    row weights are ``c_i = weights[i] * scale`` (or ``scale`` when
-    ``weights`` is empty). Returns ``(sum_i c_i loss_i, -1)``, or
-    ``(nan, i)`` at the first row ``i`` with invalid scores.
+    is zero. A row whose gradient has few nonzero classes (at most
+    ``K / _FEW_CLASSES``: a sparse mapping's support and the target) is
+    queued per class instead, and each class's queue of 4 rows is added by
+    :func:`_add_class_outer`: its product then costs in proportion to the
+    nonzero entries, not to all K classes. ``grad_b`` is overwritten with
+    ``sum_i c_i (p_i - q_i)``; the row weights are ``c_i = weights[i] *
+    scale`` (or ``scale`` when ``weights`` is empty). Returns ``(sum_i c_i
+    loss_i, -1)``, or ``(nan, i)`` at the first row ``i`` with invalid
+    scores.
     """
     n, d = X.shape
     K = W.shape[0]
@@ -161,6 +175,11 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
     Gp = np.empty((_ROWS, K), dtype=np.float64)  # pending rows' c_i (p_i - q_i)
     rows = np.empty(_ROWS, dtype=np.int64)
     pending = 0
+    # Per-class queues of (row, gradient entry) for the rows with few
+    # nonzero classes.
+    qrows = np.empty((K, _ROWS), dtype=np.int64)
+    qg = np.empty((K, _ROWS), dtype=np.float64)
+    qn = np.zeros(K, dtype=np.int64)
     grad_b[:] = 0.0
     total = 0.0
     for i0 in range(0, n, _ROWS):
@@ -179,16 +198,30 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
                 return np.nan, i
             value = row(Zb, rr, m, y, Q, i, params, scratch, Gp, pending)
             total += c * (value + _tterm(tterm, i))
-            # c (p - q), its sum, and whether it is zero, written out: this
+            # c (p - q), its sum, and its nonzero count, written out: this
             # loop runs once per row, and LLVM vectorises it better in place
             # than through an inlined helper.
-            nonzero = False
+            nnz = 0
             for j in range(K):
                 g = c * Gp[pending, j]
                 Gp[pending, j] = g
                 grad_b[j] += g
-                nonzero |= g != 0
-            if nonzero:
+                nnz += g != 0
+            if _FEW_CLASSES * nnz <= K:
+                if nnz == 0:
+                    continue
+                for j in range(K):
+                    g = Gp[pending, j]
+                    if g != 0:
+                        t = qn[j]
+                        qrows[j, t] = i
+                        qg[j, t] = g
+                        if t + 1 == _ROWS:
+                            _add_class_outer(X, qrows[j], qg[j], _ROWS, d, grad_W, j)
+                            qn[j] = 0
+                        else:
+                            qn[j] = t + 1
+            else:
                 rows[pending] = i
                 pending += 1
                 if pending == _ROWS:
@@ -196,6 +229,9 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
                     pending = 0
     if pending:
         _add_outer_rows(X, rows, Gp, pending, d, grad_W)
+    for j in range(K):
+        if qn[j]:
+            _add_class_outer(X, qrows[j], qg[j], qn[j], d, grad_W, j)
     return total, -1
 
 

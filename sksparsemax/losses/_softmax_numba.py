@@ -3,27 +3,37 @@
 import numpy as np
 from numba import njit
 
-from ..transforms._numba_kernels import _JIT, _JIT_INLINE
+from ..transforms._numba_kernels import _JIT_INLINE
+from ..transforms._numba_rows import _JIT_FMA, exp_nonpositive
 from ._numba_engine import run, subtract_target, target_dot
 
 
 @njit(**_JIT_INLINE)
 def softmax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
-    """``log sum exp(z - m) - q^T (z - m)`` of row ``i``; ``p - q`` into ``out[oi]``."""
+    """``log sum exp(z - m) - q^T (z - m)`` of row ``i``; ``p - q`` into ``out[oi]``.
+
+    The exponentials are :func:`~.._numba_rows.exp_nonpositive` (within 1
+    ulp, plain arithmetic that LLVM vectorises; libm's ``exp`` is a call per
+    entry), summed in the order of the row; the row is scaled by ``1 / s``.
+    """
     K = Z.shape[1]
     qz = target_dot(Z, i, m, y, Q, qi)
+    m = np.float64(m)
+    for j in range(K):
+        out[oi, j] = exp_nonpositive(np.float64(Z[i, j]) - m)
     s = 0.0
     for j in range(K):
-        e = np.exp(Z[i, j] - m)
-        out[oi, j] = e
-        s += e
+        s += out[oi, j]
+    inv = 1.0 / s
     for j in range(K):
-        out[oi, j] /= s
+        out[oi, j] *= inv
     subtract_target(out, oi, y, Q, qi)
     return np.log(s) - qz
 
 
-@njit(**_JIT)
+# Fused multiply-adds in exp_nonpositive's polynomial; no reassociation, so
+# the sums keep their order.
+@njit(**_JIT_FMA)
 def kernel(task, params):
     """The softmax loss over a task of :mod:`._numba_engine`."""
     return run(softmax_row, task, params)

@@ -113,6 +113,28 @@ def _add_outer_rows(X, rows, Gp, p, d, grad_W):
                     grad_W[k, j] += g * X[a, j]
 
 
+@njit(**_BLAS_LIKE)
+def _add_class_outer(X, rows, g, p, d, grad_W, k):
+    """``grad_W[k, :d] += g[:p] @ X[rows[:p], :d]``: one class, ``p <= 4`` rows.
+
+    The outer products of rows whose loss gradient has few nonzero classes
+    (the sparse mappings' supports), queued per class: each class's row of
+    ``grad_W`` is read and written once per 4 rows, and the zero entries of
+    the gradient cost nothing.
+    """
+    if p == 4:
+        a0, a1, a2, a3 = rows[0], rows[1], rows[2], rows[3]
+        g0, g1, g2, g3 = g[0], g[1], g[2], g[3]
+        for j in range(d):
+            grad_W[k, j] += (g0 * X[a0, j] + g1 * X[a1, j]) + (g2 * X[a2, j] + g3 * X[a3, j])
+    else:
+        for r in range(p):
+            a = rows[r]
+            gr = g[r]
+            for j in range(d):
+                grad_W[k, j] += gr * X[a, j]
+
+
 @njit(**_JIT)
 def times_lower(V, T, out):
     """``out = V @ T`` for a lower triangular ``T`` (d, d), skipping its zeros.

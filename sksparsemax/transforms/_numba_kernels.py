@@ -309,12 +309,14 @@ def _top8_values(Z, i):
 
 
 @njit(**_JIT_INLINE)
-def _top_k_dense(Z, i, k, v, m, out):
-    """``out[i] = exp(z - m)`` on the top k of row ``i`` (k-th largest value ``v``), 0 elsewhere.
+def top_k_dense(Z, i, k, v, m, out, oi):
+    """``out[oi] = exp(z - m)`` on the top k of row ``i`` (k-th largest value ``v``), 0 elsewhere.
 
     Every entry's exp is evaluated (:func:`._numba_rows.exp_nonpositive`, in
     SIMD) and masked. When more entries than k equal ``v``, only the first of
-    them (lowest indices) are kept, in a second, scalar pass.
+    them (lowest indices) are kept, in a second, scalar pass. ``out[oi]``
+    may be ``Z[i]``: each entry is read before it is written. Also the top-k
+    loss's kernel (``losses/_sparse_softmax_numba.py``).
     """
     K = Z.shape[1]
     above = 0
@@ -327,19 +329,19 @@ def _top_k_dense(Z, i, k, v, m, out):
         for j in range(K):
             x = Z[i, j]
             e = exp_nonpositive(np.float64(x - m))
-            out[i, j] = e if x >= v else 0
+            out[oi, j] = e if x >= v else 0
     else:
         ties = k - above
         for j in range(K):
             x = Z[i, j]
             keep = x > v or (x == v and ties > 0)
             ties -= x == v
-            out[i, j] = exp_nonpositive(np.float64(x - m)) if keep else 0
+            out[oi, j] = exp_nonpositive(np.float64(x - m)) if keep else 0
 
 
 @njit(**_JIT_INLINE)
 def _top_k_sparse(Z, i, k, v, m, out):
-    """As :func:`_top_k_dense`, with exp on the k kept entries only.
+    """As :func:`top_k_dense`, with exp on the k kept entries only.
 
     The test of an entry is a branch, taken k times per row: cheaper on long
     rows than exp of every entry or a list of the kept columns.
@@ -366,7 +368,7 @@ def sparse_softmax_rows(Z, k, out, zmax):
     ``v`` and the maximum come from a compare-exchange network
     (:func:`_top8_values`); the kept entries are those above ``v`` and the
     first ones (lowest indices) equal to it, exactly k; exp is evaluated for
-    every entry in SIMD on short rows (:func:`_top_k_dense`), for the k kept
+    every entry in SIMD on short rows (:func:`top_k_dense`), for the k kept
     ones on the others (:func:`_top_k_sparse`). Otherwise one pass per row
     finds the k largest entries and the row maximum (:func:`top_k_row`, the
     same tie rule) and exp is evaluated on them. The row sums are those of
@@ -387,7 +389,7 @@ def sparse_softmax_rows(Z, k, out, zmax):
             return i
         v = _kth(b, k)
         if K <= _DENSE_EXP_MAX:
-            _top_k_dense(Z, i, k, v, m, out)
+            top_k_dense(Z, i, k, v, m, out, i)
         else:
             _top_k_sparse(Z, i, k, v, m, out)
         s = _block_sum(out, i, 0, K)  # the NumPy path's row sum, to the last bit

@@ -115,6 +115,49 @@ def test_compiled_kernel_equals_reference_objective(
                 np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.parametrize("loss_name", LOSSES)
+@pytest.mark.parametrize("proportions", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_dense_kernel_rows_with_few_nonzero_classes(ref, loss_name, proportions, weighted):
+    # With many classes, the dense kernel queues the rows whose loss gradient
+    # has at most a quarter of its classes nonzero per class, and adds the
+    # others in blocks of 4 rows: scores of mixed scales give both kinds of
+    # rows, and 203 rows leave every class queue partly filled at the end.
+    n, d, K = 203, 13, 20
+    loss, reference = LOSSES[loss_name]
+    X, raw, sw = _problem(n, d, K, proportions, weighted, seed=K)
+    if proportions:  # sparse label proportions, as in multi-label data
+        raw = raw * (np.random.default_rng(2).random((n, K)) < 0.15)
+        raw[:, 0] += 0.05
+        raw /= raw.sum(axis=1, keepdims=True)
+    X *= np.where(np.arange(n) % 3 == 0, 0.05, 3.0)[:, None]  # small and large scores
+    C = 0.7
+    target = check_target(raw, n, K)
+    lml = LinearModelLoss(loss(), True)
+    f_ref = ref.objective(reference(ref), X, raw, K, C, sample_weight=sw)
+    l2 = 1.0 / (C * (n if sw is None else sw.sum()))
+    w = np.random.default_rng(3).normal(size=lml.n_coef(K, d))
+    with backend("numba"):
+        assert lml._compiled(X, K) is not None
+        value, grad = lml.loss_gradient(w, X, target, K, sw, l2)
+    W, b = lml.weight_intercept(w, K)
+    value_ref, grad_ref = f_ref(f_ref.pack(W, b))
+    gW_ref, gb_ref = f_ref.unpack(grad_ref)
+    gW, gb = lml.weight_intercept(grad, K)
+    assert value == pytest.approx(value_ref, rel=1e-12, abs=1e-14)
+    np.testing.assert_allclose(gW, gW_ref, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-13)
+    # The queued rows occur (and, with label proportions, the others too):
+    # the nonzero counts of the reference's per-sample gradients, on the
+    # rows with a nonzero weight.
+    _, G = reference(ref)(X @ W.T + b, raw)
+    nnz = np.count_nonzero(G, axis=1)[sw != 0 if sw is not None else slice(None)]
+    if loss_name != "softmax":  # softmax: every class nonzero
+        assert np.any((4 * nnz <= K) & (nnz > 0))
+    if proportions:
+        assert np.any(4 * nnz > K)
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("loss_name", LOSSES)
 @pytest.mark.parametrize("proportions", [False, True])

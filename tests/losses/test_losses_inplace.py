@@ -153,27 +153,36 @@ def test_invalid_target_raises_and_leaves_the_buffer():
     np.testing.assert_array_equal(Z, Z_before)
 
 
-# The numba backend computes the sparsemax loss and its gradient in one fused
-# pass per row (sksparsemax.losses._numba_kernels); it must give the NumPy
-# path's values, masks, errors and untouched buffers.
+# The numba backend computes a loss and its gradient in one fused pass per
+# row for the losses with a row kernel (sksparsemax.losses._numba_engine); it
+# must give the NumPy path's values, masks, errors and untouched buffers.
+COMPILED_LOSSES = [SparsemaxLoss(), SparseSoftmaxLoss(3), SoftmaxLoss(), EntmaxLoss(1.5)]
+
+
+@pytest.mark.parametrize("loss", COMPILED_LOSSES, ids=repr)
 @pytest.mark.parametrize("kind", ["indices", "proba"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("masked", [False, True])
 @pytest.mark.parametrize("in_place", [False, True])
-def test_fused_sparsemax_kernel_matches_numpy(kind, dtype, masked, in_place):
+def test_compiled_row_kernels_match_numpy(loss, kind, dtype, masked, in_place):
     pytest.importorskip("numba")
     from sksparsemax.transforms import backend
 
-    for seed, K in [(0, 6), (1, 1), (2, 40)]:
+    # K = 150: the top-k kernel's insertion path (rows too long for its
+    # selection network).
+    for seed, K in [(0, 6), (1, 1), (2, 40), (3, 150)]:
         Z, target = problem(seed, kind, dtype, masked, n=200, K=K)
         Z[:3] += dtype(1e6)  # huge scores: only differences matter
         Z[3, :] = 0.25  # a tie over the whole row
+        if K >= 6:  # ties at the 3rd place (top-k: the lowest indices win)
+            Z[4, :] = -1.0
+            Z[4, [0, 2, 3, 5]] = [3.0, 2.0, 2.0, 2.0]
         with backend("numpy"):
-            loss0, grad0 = SparsemaxLoss().loss_gradient(Z, target)
+            loss0, grad0 = loss.loss_gradient(Z, target)
         with backend("numba"):
             Zc = Z.copy()
             out = Zc if in_place else np.empty_like(Z)
-            loss1, grad1 = SparsemaxLoss().loss_gradient(Zc, target, out=out)
+            loss1, grad1 = loss.loss_gradient(Zc, target, out=out)
         assert grad1 is out and loss1.dtype == dtype
         rtol = 1e-5 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(loss1, loss0, rtol=rtol, atol=10 * rtol)
