@@ -89,6 +89,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _machine import cpu_model  # noqa: E402
+
 from sksparsemax.linear_model import (  # noqa: E402
     EntmaxClassifier,
     SparsemaxClassifier,
@@ -506,7 +508,7 @@ def _machine():
 
         numba = nb.__version__
     return dict(date=time.strftime("%Y-%m-%d"), machine=platform.machine(),
-                processor=platform.processor(), cpus=os.cpu_count(),
+                processor=platform.processor(), cpu=cpu_model(), cpus=os.cpu_count(),
                 python=platform.python_version(), numpy=np.__version__,
                 scipy=scipy.__version__, sklearn=sklearn.__version__, numba=numba,
                 blas_threads=os.environ.get("OPENBLAS_NUM_THREADS"))

@@ -125,13 +125,16 @@ def mapping_lines(tr):
 def machine_line(est, tr):
     m = est.get("machine", {})
     parts = [f"Estimators: run of {m.get('date', '?')} on {m.get('machine', '?')} "
-             f"({m.get('cpus', '?')} CPUs), Python {m.get('python', '?')}, NumPy "
+             f"({m.get('cpu') or 'CPU model not recorded'}, {m.get('cpus', '?')} CPUs), Python {m.get('python', '?')}, NumPy "
              f"{m.get('numpy', '?')}, SciPy {m.get('scipy', '?')}, scikit-learn "
              f"{m.get('sklearn', '?')}, numba {m.get('numba') or 'not installed'}, "
              f"BLAS threads {m.get('blas_threads', '?')}."]
     t = tr.get("machine", {})
     parts.append(f"Mappings: run of {t.get('date', '?')} on {t.get('machine', '?')} "
-                 f"({t.get('cpus', '?')} CPUs), {t.get('versions', '?')}.")
+                 f"({t.get('cpu') or 'CPU model not recorded'}, {t.get('cpus', '?')} CPUs), "
+                 f"{t.get('versions', '?')}; NumPy's exp on "
+                 f"{t.get('numpy_exp_simd') or 'a SIMD target not recorded'} (the ratios "
+                 "against scipy's softmax depend on it: see the Performance page).")
     return parts
 
 

@@ -16,6 +16,12 @@ from numba.extending import intrinsic
 # decreasing order (_entmax15_support_tau follows the same rule).
 from ._entmax15_numpy import _SORTED_SUPPORT
 
+# cache=True: compiled once, then loaded from __pycache__. numba checks only
+# the timestamp of the file that defines a kernel, not of the helpers it
+# inlines from other modules: after editing a helper (this module, the
+# drivers of losses/_numba_engine.py), delete the *.nbi and *.nbc files under
+# sksparsemax/, or the kernels of unchanged files run the old helper. (An
+# installed release replaces every file, so users never see this.)
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 # Row helpers called once per row by the kernels (and by the fused loss
 # kernels): inlined into their callers, a call per row costs as much as the
