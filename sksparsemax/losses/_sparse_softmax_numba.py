@@ -20,15 +20,16 @@ from ._numba_engine import run, subtract_target, target_dot
 def _top_k_exp_network(Z, i, k, m, out, oi):
     """``out[oi] = exp(z - m)`` on the top k of row ``i``, 0 elsewhere; returns their sum.
 
-    For ``k <= _NET_K_MAX`` and rows of at most ``_NET_ROW_MAX`` entries, as
-    the mapping's kernel (:func:`~._numba_kernels.sparse_softmax_rows`): the
-    k-th largest value comes from the branch-free compare-exchange network,
-    and every entry's exp is evaluated and masked
-    (:func:`~._numba_kernels.top_k_dense`; among equal values at the k-th
-    place the lowest indices are kept). The insertion of
-    :func:`~._numba_kernels.top_k_row` mispredicts a branch about once per
-    entry that enters its buffer, and libm's ``exp`` is a call per entry:
-    on such rows both cost more than the network and the masked exp.
+    For ``k <= _NET_K_MAX`` and rows of at most ``_NET_ROW_MAX`` entries,
+    with the network of the mapping's kernel on short rows
+    (``sparse_softmax_rows`` in ``transforms/_numba_top_k.py``): the k-th
+    largest value comes from the branch-free compare-exchange network over
+    every entry, and every entry's exp is evaluated and masked
+    (``top_k_dense``; among equal values at the k-th place the lowest
+    indices are kept). The insertion of ``top_k_row`` mispredicts a branch
+    about once per entry that enters its buffer, and libm's ``exp`` is a
+    call per entry: on such rows both cost more than the network and the
+    masked exp.
     """
     b, _ = _top8_values(Z, i)  # the driver checked the row for NaN
     top_k_dense(Z, i, k, _kth(b, k), m, out, oi)

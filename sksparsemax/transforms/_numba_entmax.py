@@ -21,6 +21,7 @@ from ._numba_rows import (
     _entmax15_closed_form,
     _entmax15_sorted_tau,
     _entmax15_support_tau,
+    _entmax15_support_tau_buf,
     _row_max,
     _row_sum,
     _sort_desc,
@@ -152,7 +153,9 @@ def _entmax15_newton_tau_compact(Z, i, m, buf):
     (less ``_ENTMAX15_SLACK``, far more than its rounding error) are copied
     into ``buf`` (float64; a branch taken for these few entries only), and
     the later passes run over them. A closed form below that cut is
-    rejected (the check could not see the entries left out).
+    rejected (the check could not see the entries left out). Returns
+    ``(tau, ok, c)``: ``buf[:c]`` holds the copied entries, in row order
+    (with ``ok``, a superset of the support).
     """
     K = Z.shape[1]
     tau, size, t = _entmax15_first_step(Z, i, m)
@@ -166,13 +169,13 @@ def _entmax15_newton_tau_compact(Z, i, m, buf):
     for _ in range(_ENTMAX15_MAX_PASSES):
         cnt, s1, s2, above = _entmax15_sums_buf(buf, c, t, tau)
         if above == size and tau >= low:
-            return tau, True
+            return tau, True, c
         new = _entmax15_closed_form(cnt, s1, s2)
         if _entmax15_certified_now(cnt, above, t, new, tau) and new >= low:
-            return new, True
+            return new, True, c
         tau, size = new, cnt
         t = _entmax15_newton_step(cnt, s1, s2, t)
-    return tau, False
+    return tau, False, c
 
 
 @njit(**_JIT_INLINE)
@@ -231,12 +234,12 @@ def _entmax15_rows_long(Z, out, zmax, taus):
         m, ok = _row_max(Z, i, zmax)
         if not ok:
             return i
-        tau, ok = _entmax15_newton_tau_compact(Z, i, m, buf)
+        tau, ok, c = _entmax15_newton_tau_compact(Z, i, m, buf)
         # Calls in the kernel itself (see _JIT_INLINE in ._numba_rows).
         if not ok:
             tau = _entmax15_sorted_tau(Z, i, m, scratch, taus)
-        elif K > _ENTMAX15_SORTED_MIN:
-            tau = _entmax15_support_tau(Z, i, m, tau, buf)
+        else:  # K > _ENTMAX15_NEWTON_MAX > _ENTMAX15_SORTED_MIN
+            tau = _entmax15_support_tau_buf(buf, c, tau)
         _entmax15_write_row(Z, i, m, tau, out, taus, stack, vals)
     return -1
 

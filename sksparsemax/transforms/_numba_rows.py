@@ -43,27 +43,80 @@ _JIT_FMA = dict(_JIT, fastmath={"contract"})
 _JIT_REASSOC = dict(_JIT, fastmath={"reassoc"})
 
 
+# _row_max: rows of at least this many entries keep 8 running maxima.
+_BLOCKED_MAX_MIN = 32
+
+
+@njit(**_JIT_INLINE)
+def _lane_maxima(Z, i, stop):
+    """Maxima of the 8 lanes ``j = r (mod 8)``, ``j < stop``, of row ``i``, and a NaN flag.
+
+    8 running maxima: a single one is a chain of dependent compares, one
+    entry per compare latency; 8 independent ones run (and may be
+    vectorised) side by side. Each is an entry of the row (NaN entries are
+    skipped, and flagged). ``stop``: a multiple of 8, at least 8.
+    """
+    m0, m1, m2, m3 = Z[i, 0], Z[i, 1], Z[i, 2], Z[i, 3]
+    m4, m5, m6, m7 = Z[i, 4], Z[i, 5], Z[i, 6], Z[i, 7]
+    nan = ((m0 != m0) | (m1 != m1)) | ((m2 != m2) | (m3 != m3))
+    nan |= ((m4 != m4) | (m5 != m5)) | ((m6 != m6) | (m7 != m7))
+    for a in range(8, stop, 8):
+        x0, x1, x2, x3 = Z[i, a], Z[i, a + 1], Z[i, a + 2], Z[i, a + 3]
+        x4, x5, x6, x7 = Z[i, a + 4], Z[i, a + 5], Z[i, a + 6], Z[i, a + 7]
+        nan |= ((x0 != x0) | (x1 != x1)) | ((x2 != x2) | (x3 != x3))
+        nan |= ((x4 != x4) | (x5 != x5)) | ((x6 != x6) | (x7 != x7))
+        m0 = x0 if x0 > m0 else m0
+        m1 = x1 if x1 > m1 else m1
+        m2 = x2 if x2 > m2 else m2
+        m3 = x3 if x3 > m3 else m3
+        m4 = x4 if x4 > m4 else m4
+        m5 = x5 if x5 > m5 else m5
+        m6 = x6 if x6 > m6 else m6
+        m7 = x7 if x7 > m7 else m7
+    return (m0, m1, m2, m3, m4, m5, m6, m7), nan
+
+
+@njit(**_JIT_INLINE)
+def _store_max(m, nan, zmax, i):
+    """Store the maximum ``m`` of row ``i`` in ``zmax[i]`` (NaN if the row has one); is the row valid?
+
+    Valid: no NaN, and a finite maximum (not ``+inf``, not every entry ``-inf``).
+    """
+    zmax[i] = m
+    if nan:
+        zmax[i] = np.nan
+        return False
+    return m > -np.inf and m < np.inf
+
+
 @njit(**_JIT_INLINE)
 def _row_max(Z, i, zmax):
     """Maximum of row ``i`` (dtype of ``Z``), also stored in ``zmax[i]``.
 
     Returns ``(m, ok)``; ``ok`` is False if the row contains a NaN (then
     ``zmax[i]`` is NaN, as NumPy's ``max`` gives) or if its maximum is not
-    finite (``+inf``, or every entry ``-inf``).
+    finite (``+inf``, or every entry ``-inf``). Rows of at least
+    ``_BLOCKED_MAX_MIN`` entries: the largest of their lane maxima
+    (:func:`_lane_maxima`); among equal values (0.0 and -0.0) the one kept
+    may differ from the first in row order, which changes no difference
+    ``z - m`` that the kernels use.
     """
     K = Z.shape[1]
     m = Z[i, 0]
     nan = m != m
-    for j in range(1, K):
-        x = Z[i, j]
+    j = 1
+    if K >= _BLOCKED_MAX_MIN:
+        j = K // 8 * 8
+        lanes, nan = _lane_maxima(Z, i, j)
+        m = lanes[0]
+        for r in range(1, 8):
+            m = lanes[r] if lanes[r] > m else m
+    for a in range(j, K):
+        x = Z[i, a]
         nan |= x != x
         if x > m:
             m = x
-    zmax[i] = m
-    if nan:
-        zmax[i] = np.nan
-        return m, False
-    return m, m > -np.inf and m < np.inf
+    return m, _store_max(m, nan, zmax, i)
 
 
 @njit(**_JIT)
@@ -357,15 +410,8 @@ def _entmax15_sorted_tau(Z, i, m, buf, taus):
 
 @njit(**_JIT)
 def _entmax15_support_tau(Z, i, m, tau, buf):
-    """``tau`` recomputed from its support ``{u > tau}``, large supports summed in decreasing order.
+    """``tau`` recomputed from its support ``{u > tau}`` in row ``i`` (see :func:`_entmax15_tau_of_support`).
 
-    The closed form cancels (``1 - |S| var``), so the order of its sums
-    shows in the last ulps of ``tau``. Supports of more than
-    ``_SORTED_SUPPORT`` entries are summed in decreasing order, as the NumPy
-    path and the sort-based algorithm sum them, smaller ones in the order of
-    the row, as the NumPy path does: the two backends then agree to about
-    one ulp. Supports of up to two entries are left as they are (as in the
-    NumPy path). Compiled on its own, so these sums are never reassociated.
     ``buf``: float64 scratch of length 2K.
     """
     K = Z.shape[1]
@@ -374,6 +420,39 @@ def _entmax15_support_tau(Z, i, m, tau, buf):
         u = np.float64((Z[i, j] - m) / 2)
         buf[c] = u
         c += u > tau
+    return _entmax15_tau_of_support(buf, c, K, tau)
+
+
+@njit(**_JIT)
+def _entmax15_support_tau_buf(buf, n, tau):
+    """:func:`_entmax15_support_tau` from candidates ``buf[:n]`` (in row order) that include the support.
+
+    The long rows' kernel keeps the entries that can be in the support in
+    ``buf`` (length at least 2n): the support is gathered from them in
+    place, in the same order, instead of from the whole row.
+    """
+    c = 0
+    for a in range(n):
+        u = buf[a]
+        buf[c] = u
+        c += u > tau
+    return _entmax15_tau_of_support(buf, c, n, tau)
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_tau_of_support(buf, c, off, tau):
+    """The closed form of the support ``buf[:c]`` (row order), large supports summed in decreasing order.
+
+    The closed form cancels (``1 - |S| var``), so the order of its sums
+    shows in the last ulps of ``tau``. Supports of more than
+    ``_SORTED_SUPPORT`` entries are summed in decreasing order, as the NumPy
+    path and the sort-based algorithm sum them, smaller ones in the order of
+    the row, as the NumPy path does: the two backends then agree to about
+    one ulp. Supports of up to two entries are left as they are (``tau`` is
+    returned, as in the NumPy path). ``buf[off:off + c]`` is scratch for the
+    sort (``off >= c``). Inlined into its callers, which are compiled on
+    their own, so these sums are never reassociated.
+    """
     if c <= 2:
         return tau
     s1 = 0.0
@@ -384,15 +463,15 @@ def _entmax15_support_tau(Z, i, m, tau, buf):
             s2 += buf[a] * buf[a]
         return _entmax15_closed_form(c, s1, s2)
     if c <= _INSERTION_MAX:
-        # Branch-free sort by rank (ties keep their order): into buf[K:].
+        # Branch-free sort by rank (ties keep their order): into buf[off:].
         for a in range(c):
             x = buf[a]
             r = 0
             for b in range(c):
                 y = buf[b]
                 r += (y > x) | ((y == x) & (b < a))
-            buf[K + r] = x
-        for a in range(K, K + c):
+            buf[off + r] = x
+        for a in range(off, off + c):
             s1 += buf[a]
             s2 += buf[a] * buf[a]
         return _entmax15_closed_form(c, s1, s2)

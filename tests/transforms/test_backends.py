@@ -200,6 +200,42 @@ def test_sparse_softmax_closed_form(use_backend, K, k):
     np.testing.assert_allclose(p, sparse_softmax_sorted(z, k), rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+@pytest.mark.parametrize("K", [31, 32, 33, 100, 128, 129, 1000])
+def test_sparse_softmax_wide_rows_match_the_numpy_path(K):
+    # On rows of 32 entries and more the compiled kernel (k <= 8) looks for
+    # the top k among the entries above a lower bound of the k-th largest
+    # (the lane maxima) and sums the kept values as the NumPy path does
+    # (sequentially below 8, in pairs of pairs at 8): the same entries are
+    # kept, whatever k, ties at the k-th place (scores on a grid of 0.5;
+    # rows where every entry ties), -inf masks and dtype, and the values
+    # differ only by the rounding of exp (libm's against NumPy's SIMD exp);
+    # the bound must never cut a row's top k (sorted reference).
+    rng = np.random.default_rng(K)
+    z = np.concatenate([
+        _scores(rng, 40, K, 1.0, masks=True),
+        np.round(2 * _scores(rng, 40, K, 1.0)) / 2,
+        np.zeros((2, K)),
+        np.where(rng.random((20, K)) < 0.9, -np.inf, rng.standard_normal((20, K))),
+    ])
+    z[-20:, 0] = 1.0  # a finite entry in each mostly masked row
+    for k in range(1, 9):
+        for dtype in (np.float32, np.float64):  # float64 last: a, b below
+            zz = z.astype(dtype)
+            with T.backend("numpy"):
+                a = T.sparse_softmax(zz, k)
+            with T.backend("numba"):
+                b = T.sparse_softmax(zz, k)
+            assert b.dtype == dtype
+            np.testing.assert_array_equal(b != 0, a != 0, err_msg=f"k={k}, {dtype.__name__}")
+            eps = np.finfo(dtype).eps
+            np.testing.assert_allclose(b, a, rtol=4 * eps, atol=0,
+                                       err_msg=f"k={k}, {dtype.__name__}")
+        ref = sparse_softmax_sorted(z, k)
+        np.testing.assert_array_equal(b != 0, ref != 0)
+        np.testing.assert_allclose(a, ref, rtol=1e-14, atol=1e-15)
+
+
 @pytest.mark.parametrize("alpha, exact", [(1.5, entmax15_sorted), (2.0, lambda z: sparsemax_sorted(z)[0])])
 @pytest.mark.parametrize("K", [1, 3, 10, 100])
 def test_entmax_bisect_matches_exact(use_backend, alpha, exact, K):
@@ -303,6 +339,24 @@ class TestEdgeCases:
         bad[1, 2, 0] = np.nan
         with pytest.raises(ValueError, match=r"NaN.*position \(1, 2\)"):
             f(bad)
+
+    def test_invalid_entries_found_anywhere_in_long_rows(self, use_backend, f):
+        # The compiled row maximum keeps 8 running maxima on rows of 32
+        # entries and more, and finishes the rest one by one: a NaN or +inf
+        # in any lane or in the tail must be found, and the maximum of a
+        # valid row is the largest entry wherever it is.
+        rng = np.random.default_rng(8)
+        for K in (31, 32, 33, 47, 100):
+            for j in (0, 1, 7, 8, 15, K - 2, K - 1):
+                for bad_value, message in ((np.nan, r"NaN"), (np.inf, r"\+inf")):
+                    bad = rng.standard_normal((3, K))
+                    bad[2, j] = bad_value
+                    with pytest.raises(ValueError, match=message + r".*\brow 2\b"):
+                        f(bad)
+                z = rng.standard_normal((2, K))
+                z[1, j] = 50.0  # far above the others: all the mass (to rounding)
+                p = f(z)
+                assert np.argmax(p[1]) == j and p[1, j] == pytest.approx(1.0, abs=1e-15)
 
     def test_layouts_and_axes(self, use_backend, f):
         rng = np.random.default_rng(6)
