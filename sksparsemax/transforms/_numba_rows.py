@@ -78,7 +78,7 @@ def _lane_maxima(Z, i, stop):
 
 @njit(**_JIT_INLINE)
 def _store_max(m, nan, zmax, i):
-    """Store the maximum ``m`` of row ``i`` in ``zmax[i]`` (NaN if the row has one); is the row valid?
+    """Store row ``i``'s maximum ``m`` in ``zmax[i]`` (NaN if the row has one); is the row valid?
 
     Valid: no NaN, and a finite maximum (not ``+inf``, not every entry ``-inf``).
     """
@@ -410,7 +410,7 @@ def _entmax15_sorted_tau(Z, i, m, buf, taus):
 
 @njit(**_JIT)
 def _entmax15_support_tau(Z, i, m, tau, buf):
-    """``tau`` recomputed from its support ``{u > tau}`` in row ``i`` (see :func:`_entmax15_tau_of_support`).
+    """``tau`` recomputed from its support ``{u > tau}`` in row ``i`` (:func:`_entmax15_tau_of_support`).
 
     ``buf``: float64 scratch of length 2K.
     """
@@ -425,7 +425,7 @@ def _entmax15_support_tau(Z, i, m, tau, buf):
 
 @njit(**_JIT)
 def _entmax15_support_tau_buf(buf, n, tau):
-    """:func:`_entmax15_support_tau` from candidates ``buf[:n]`` (in row order) that include the support.
+    """:func:`_entmax15_support_tau` from candidates ``buf[:n]`` (row order) that include the support.
 
     The long rows' kernel keeps the entries that can be in the support in
     ``buf`` (length at least 2n): the support is gathered from them in
@@ -441,7 +441,7 @@ def _entmax15_support_tau_buf(buf, n, tau):
 
 @njit(**_JIT_INLINE)
 def _entmax15_tau_of_support(buf, c, off, tau):
-    """The closed form of the support ``buf[:c]`` (row order), large supports summed in decreasing order.
+    """The closed form of the support ``buf[:c]`` (row order); large supports summed in decreasing order.
 
     The closed form cancels (``1 - |S| var``), so the order of its sums
     shows in the last ulps of ``tau``. Supports of more than

@@ -29,6 +29,9 @@ from ._numba_rows import (
 _NET_K_MAX = 8
 _NET_ROW_MAX = 128
 _PREFILTER_MIN = 32
+# _top_k_prefiltered: rows of up to this many entries copy their candidates
+# without a branch, longer rows (where candidates are rare) behind a test.
+_BRANCH_FREE_COPY_MAX = 128
 # sparse_softmax: rows of up to this many entries take exp of every entry in
 # one vectorised pass (exp_nonpositive) and mask it; longer rows take exp of
 # the k kept entries only.
@@ -195,8 +198,8 @@ def _lane_bound(Z, i, k):
     The maxima of the 8 lanes ``j = r (mod 8)`` are 8 entries of the row,
     so the k-th largest of them (``k <= 8``) is at most the row's k-th
     largest value. They come from one pass with 8 independent running
-    maxima (vectorised); the last ``K mod 8`` entries go straight into the
-    network. ``K >= 8``.
+    maxima (:func:`._numba_rows._lane_maxima`); the last ``K mod 8``
+    entries go straight into the network. ``K >= 8``.
     """
     K = Z.shape[1]
     end = K // 8 * 8
@@ -232,7 +235,7 @@ def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, out):
     # test mispredicted for a good part of the entries); on long rows the
     # candidates are rare, and a test that is almost never taken costs less
     # than a store per entry.
-    if K <= _NET_ROW_MAX:
+    if K <= _BRANCH_FREE_COPY_MAX:
         for j in range(K):
             x = Z[i, j]
             bval[c] = x
@@ -307,7 +310,7 @@ def sparse_softmax_rows(Z, k, out, zmax):
             top_k_dense(Z, i, k, v, m, out, i)
         else:
             _top_k_sparse(Z, i, k, v, m, out)
-        s = _block_sum(out, i, 0, K)  # the NumPy path's row sum, to the last bit
+        s = _block_sum(out, i, 0, K)  # pairwise, as np.sum sums a row
         for j in range(K):
             out[i, j] = out[i, j] / s
     return -1
@@ -357,7 +360,7 @@ def _sparse_softmax_insertion(Z, k, out, zmax):
             out[i, j] = 0
         for p in range(k):
             out[i, bidx[p]] = np.exp(bval[p] - m)
-        if K <= 128:  # the NumPy path's row sum, to the last bit
+        if K <= 128:  # pairwise, as np.sum sums a row
             s = _block_sum(out, i, 0, K)
         else:
             s = out[i, bidx[0]]
