@@ -4,7 +4,7 @@ import math
 
 from numba import njit
 
-from ..transforms._numba_entmax import _entmax15_newton_tau
+from ..transforms._numba_entmax15 import _entmax15_newton_tau
 from ..transforms._numba_rows import _JIT_INLINE, _JIT_REASSOC
 from ._numba_engine import run, target_dot
 

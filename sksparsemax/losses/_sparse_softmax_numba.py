@@ -7,9 +7,8 @@ from ..transforms._numba_kernels import (
     _JIT_INLINE,
     _NET_K_MAX,
     _NET_ROW_MAX,
-    _kth,
-    _top8_values,
     top_k_dense,
+    top_k_values,
     top_k_row,
 )
 from ..transforms._numba_rows import _JIT_FMA
@@ -31,8 +30,8 @@ def _top_k_exp_network(Z, i, k, m, out, oi):
     call per entry: on such rows both cost more than the network and the
     masked exp.
     """
-    b, _ = _top8_values(Z, i)  # the driver checked the row for NaN
-    top_k_dense(Z, i, k, _kth(b, k), m, out, oi)
+    _, v, _ = top_k_values(Z, i, k)  # the driver checked the row for NaN
+    top_k_dense(Z, i, k, v, m, out, oi)
     s = 0.0
     for j in range(Z.shape[1]):
         s += out[oi, j]

@@ -25,29 +25,33 @@ to their source files, or under ``NUMBA_CACHE_DIR``), so the compilation cost
 process.
 
 The sparsemax kernels are defined here, the top-k ones in
-:mod:`._numba_top_k`, the alpha-entmax ones in :mod:`._numba_entmax`, the
-row primitives they share with the loss kernels
-(compilation options, row maximum, row sum, exp) in :mod:`._numba_rows`.
+:mod:`._numba_top_k`, the alpha-entmax ones in :mod:`._numba_entmax15` and
+:mod:`._numba_entmax`, the one-pass candidate selection of long rows in
+:mod:`._numba_candidates`, the row primitives they share with the loss
+kernels (compilation options, row maximum, row sum, exp) in
+:mod:`._numba_rows`.
 """
 
 import numpy as np
 from numba import njit
 
 # This module is the one the backend loads and the loss kernels import from:
-# it names every kernel (the entmax ones are defined in ._numba_entmax) and
-# the row primitives (defined in ._numba_rows).
+# it names every kernel (the entmax ones are defined in ._numba_entmax15 and
+# ._numba_entmax) and the row primitives (defined in ._numba_rows).
 from ._numba_blas import times_lower, times_lower_transposed  # noqa: F401
 from ._numba_budget import budget_sparsemax_rows  # noqa: F401
-from ._numba_entmax import entmax15_rows, entmax_bisect_rows  # noqa: F401
+from ._numba_candidates import row_candidates
+from ._numba_entmax import entmax_bisect_rows  # noqa: F401
+from ._numba_entmax15 import entmax15_rows  # noqa: F401
 from ._numba_normmax import normmax_rows  # noqa: F401
 from ._numba_top_k import (  # noqa: F401
     _NET_K_MAX,
     _NET_ROW_MAX,
     _kth,
-    _top8_values,
     sparse_softmax_rows,
     top_k_dense,
     top_k_row,
+    top_k_values,
 )
 from ._numba_vectors import (  # noqa: F401
     diagonal_gradient,
@@ -61,12 +65,14 @@ from ._numba_rows import (  # noqa: F401
     _JIT_INLINE,
     _JIT_REASSOC,
     _row_max,
+    _store_max,
 )
 
-# sparsemax: rows longer than this (32 KiB of float64 and more, which do not
-# stay in the cache between passes) copy the entries that can still be in the
-# support after the first pass; shorter rows are read in full at every pass.
-_SPARSEMAX_COMPACT_MIN = 2**12
+# sparsemax: rows of at least this many entries (16 KiB of float64, which
+# do not stay in the cache between passes) are read once
+# (_sparsemax_row_one_pass); shorter rows are read in full at every pass of
+# Michelot's iteration, which costs less while they stay in the cache.
+_SPARSEMAX_ONE_PASS_MIN = 2**11
 
 
 @njit(**_JIT_INLINE)
@@ -129,34 +135,30 @@ def sparsemax_row_threshold(Z, i, m):
 
 
 @njit(**_JIT_INLINE)
-def _sparsemax_row_threshold_compact(Z, i, m, buf):
-    """:func:`sparsemax_row_threshold` for rows longer than ``_SPARSEMAX_COMPACT_MIN``.
+def _sparsemax_candidates_threshold(Z, i, m, idx, n, vals):
+    """Michelot's threshold of row ``i`` from the candidate columns ``idx[:n]``.
 
-    After the first pass, the entries above its threshold (a lower bound of
-    the root) are copied into the float64 scratch ``buf`` (length K), and
-    the later passes run over them: a row this long does not stay in the
-    cache between passes.
+    As :func:`sparsemax_row_threshold`, over the candidates listed by
+    :func:`._numba_candidates.row_candidates` (a superset of ``{y >= -1}``,
+    which holds the support); ``vals[:n]`` receives their ``y = z - m``
+    (rounded to the dtype of ``Z``, as in the passes over the row, then
+    float64). Returns ``(tau, |S|)``.
     """
-    K = Z.shape[1]
-    s, c = _sparsemax_pass(Z, i, m, -1.0)
-    t = _michelot_step(-1.0, s, c)
-    n = 0
-    for j in range(K):
-        y = np.float64(Z[i, j] - m)
-        buf[n] = y
-        n += y > t
-    if n == c:
-        return t, c
-    c = n
+    t = -1.0
     s = 0.0
-    for a in range(n):
-        s += buf[a]
+    c = 0
+    for q in range(n):
+        y = np.float64(Z[i, idx[q]] - m)
+        vals[q] = y
+        keep = y > t
+        s += y if keep else 0.0
+        c += keep
     while True:
         t = _michelot_step(t, s, c)
         s = 0.0
         c2 = 0
-        for a in range(n):
-            y = buf[a]
+        for q in range(n):
+            y = vals[q]
             keep = y > t
             s += y if keep else 0.0
             c2 += keep
@@ -174,31 +176,56 @@ def _write_sparsemax_row(Z, i, m, tt, out):
 
 
 @njit(**_JIT_REASSOC)
+def _sparsemax_rows_one_pass(Z, out, tau, size, zmax, write_out):
+    """:func:`sparsemax_rows` on rows read once (:func:`._numba_candidates.row_candidates`).
+
+    The iteration runs over the listed candidates, and only they are
+    written after the zeros.
+    """
+    K = Z.shape[1]
+    vals = np.empty(K, dtype=np.float64)
+    idx = np.empty(K, dtype=np.intp)
+    for i in range(Z.shape[0]):
+        m, nan, n = row_candidates(Z, i, 1.0, idx, out, write_out)
+        if not _store_max(m, nan, zmax, i):
+            return i
+        t, c = _sparsemax_candidates_threshold(Z, i, m, idx, n, vals)
+        tau[i] = t
+        size[i] = c
+        if write_out:
+            tt = tau[i]
+            for q in range(n):
+                j = idx[q]
+                p = (Z[i, j] - m) - tt
+                out[i, j] = p if p > 0 else 0
+    return -1
+
+
+@njit(**_JIT_REASSOC)
 def sparsemax_rows(Z, out, tau, size, zmax, write_out):
     """Sparsemax of every row of ``Z`` (threshold by Michelot's algorithm).
 
-    See :func:`sparsemax_row_threshold` for the threshold of one row
-    (:func:`_sparsemax_row_threshold_compact` for rows longer than
-    ``_SPARSEMAX_COMPACT_MIN``). Writes ``tau`` (shifted units, dtype of
-    ``Z``; the output is computed with this rounded value, as in the NumPy
-    path), ``size`` (support size), ``zmax`` and, if ``write_out``, ``out =
-    max(y - tau, 0)``. Returns the first invalid row or -1.
+    See :func:`sparsemax_row_threshold` for the threshold of one row. Rows
+    of at least ``_SPARSEMAX_ONE_PASS_MIN`` entries are read once
+    (:func:`._numba_candidates.row_candidates`), the iteration runs over
+    the listed candidates, and only they are written after the zeros. Writes ``tau``
+    (shifted units, dtype of ``Z``; the output is computed with this rounded
+    value, as in the NumPy path), ``size`` (support size), ``zmax`` and, if
+    ``write_out``, ``out = max(y - tau, 0)``. Returns the first invalid row
+    or -1.
 
     Compiled with reassociation (``_JIT_REASSOC``): it vectorises the sums
     of :func:`_sparsemax_pass`; the thresholds equal the NumPy path's to
     rounding (which sums in its own order anyway).
     """
     K = Z.shape[1]
-    compact = K > _SPARSEMAX_COMPACT_MIN
-    buf = np.empty(K if compact else 0, dtype=np.float64)
+    if K >= _SPARSEMAX_ONE_PASS_MIN:
+        return _sparsemax_rows_one_pass(Z, out, tau, size, zmax, write_out)
     for i in range(Z.shape[0]):
         m, ok = _row_max(Z, i, zmax)
         if not ok:
             return i
-        if compact:
-            t, c = _sparsemax_row_threshold_compact(Z, i, m, buf)
-        else:
-            t, c = sparsemax_row_threshold(Z, i, m)
+        t, c = sparsemax_row_threshold(Z, i, m)
         tau[i] = t
         size[i] = c
         if write_out:

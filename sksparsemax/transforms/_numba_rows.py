@@ -1,7 +1,7 @@
 """Row primitives of the compiled kernels: compilation options, row maximum,
 row sum, exp, and the sort-based threshold of 1.5-entmax.
 
-Shared by the mapping kernels (:mod:`._numba_kernels`, :mod:`._numba_entmax`)
+Shared by the mapping kernels (:mod:`._numba_kernels`, :mod:`._numba_entmax15`)
 and the fused loss kernels of :mod:`sksparsemax.losses`; imported only when
 the numba backend is in effect.
 """
@@ -164,7 +164,22 @@ def _row_sum(A, i, stack, vals):
     (the first a multiple of 8 long). Reproducing it gives the NumPy path's
     row sums to the last bit, with 8 independent additions per step instead
     of a chain of K. The recursion runs on an explicit stack (``stack``: an
-    (128, 3) intp scratch array, ``vals``: 128 entries of A's dtype).
+    (128, 3) intp scratch array, ``vals``: 128 entries of A's dtype); see
+    :func:`_pairwise_row_sum`.
+    """
+    return _pairwise_row_sum(A, i, stack[0], -1, stack, vals)
+
+
+@njit(**_JIT)
+def _pairwise_row_sum(A, i, idx, n, stack, vals):
+    """:func:`_row_sum`; with ``n >= 0``, only the columns ``idx[:n]`` (increasing) can be nonzero.
+
+    The leaves of the recursion (blocks of at most 128 entries) are visited
+    left to right; with ``n >= 0`` a leaf without a listed column sums to
+    exactly 0 without being read. Adding an exact 0 changes no partial sum,
+    so the result is still NumPy's row sum to the last bit (the entries are
+    nonnegative: no -0.0 to preserve). ``n < 0``: every leaf is read.
+    Compiled on its own, so that no caller's fast-math flags reorder it.
     """
     K = A.shape[1]
     if K <= 128:
@@ -174,25 +189,31 @@ def _row_sum(A, i, stack, vals):
     stack[0, 2] = 0
     top = 1
     nv = 0
+    q = 0
     while top > 0:
         top -= 1
         lo = stack[top, 0]
-        n = stack[top, 1]
+        m = stack[top, 1]
         if stack[top, 2] == 1:  # both halves done: add them
             nv -= 1
             vals[nv - 1] = vals[nv - 1] + vals[nv]
-        elif n <= 128:
-            vals[nv] = _block_sum(A, i, lo, n)
+        elif m <= 128:
+            while q < n and idx[q] < lo:
+                q += 1
+            if n < 0 or (q < n and idx[q] < lo + m):
+                vals[nv] = _block_sum(A, i, lo, m)
+            else:
+                vals[nv] = 0
             nv += 1
         else:
-            n2 = n // 2
-            n2 -= n2 % 8
+            m2 = m // 2
+            m2 -= m2 % 8
             stack[top, 2] = 1
-            stack[top + 1, 0] = lo + n2
-            stack[top + 1, 1] = n - n2
+            stack[top + 1, 0] = lo + m2
+            stack[top + 1, 1] = m - m2
             stack[top + 1, 2] = 0
             stack[top + 2, 0] = lo
-            stack[top + 2, 1] = n2
+            stack[top + 2, 1] = m2
             stack[top + 2, 2] = 0
             top += 3
     return vals[0]

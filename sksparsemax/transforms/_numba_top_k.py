@@ -88,6 +88,28 @@ def _exchange(b, x):
 
 
 @njit(**_JIT_INLINE)
+def _push4(b, x):
+    """Push ``x`` into the decreasing 4-tuple ``b``; the smallest of the five drops out."""
+    b0, x = _exchange(b[0], x)
+    b1, x = _exchange(b[1], x)
+    b2, x = _exchange(b[2], x)
+    b3, x = _exchange(b[3], x)
+    return (b0, b1, b2, b3)
+
+
+@njit(**_JIT_INLINE)
+def _push6(b, x):
+    """Push ``x`` into the decreasing 6-tuple ``b``; the smallest of the seven drops out."""
+    b0, x = _exchange(b[0], x)
+    b1, x = _exchange(b[1], x)
+    b2, x = _exchange(b[2], x)
+    b3, x = _exchange(b[3], x)
+    b4, x = _exchange(b[4], x)
+    b5, x = _exchange(b[5], x)
+    return (b0, b1, b2, b3, b4, b5)
+
+
+@njit(**_JIT_INLINE)
 def _push8(b, x):
     """Push ``x`` into the decreasing 8-tuple ``b``; the smallest of the nine drops out.
 
@@ -121,22 +143,38 @@ def _kth(b, k):
 
 
 @njit(**_JIT_INLINE)
-def _top8_values(Z, i):
-    """The 8 largest values of row ``i`` (decreasing, ``-inf`` padded) and a NaN flag.
+def top_k_values(Z, i, k):
+    """``(max, v, nan)``: row ``i``'s maximum, its k-th largest value ``v`` and a NaN flag.
 
-    Every entry goes through the network (:func:`_push8`): on rows of up
-    to ``_NET_ROW_MAX`` entries this costs less than the insertion's
+    ``1 <= k <= 8``. Every entry goes through a branch-free network
+    (:func:`_push8`) as wide as k needs, 4, 6 or 8: each entry costs as many
+    compare-exchanges as the network is wide. On rows of up to
+    ``_NET_ROW_MAX`` entries this costs less than the insertion's
     mispredicted branches, or than a pre-filter that copies the entries
     above a lower bound of the k-th largest value.
     """
     ninf = -np.inf
-    b = (ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf)
     nan = False
+    if k <= 4:
+        b4 = (ninf, ninf, ninf, ninf)
+        for j in range(Z.shape[1]):
+            x = Z[i, j]
+            nan |= x != x
+            b4 = _push4(b4, x)
+        return b4[0], _kth(b4 + b4, k), nan
+    if k <= 6:
+        b6 = (ninf, ninf, ninf, ninf, ninf, ninf)
+        for j in range(Z.shape[1]):
+            x = Z[i, j]
+            nan |= x != x
+            b6 = _push6(b6, x)
+        return b6[0], _kth(b6 + (ninf, ninf), k), nan
+    b = (ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf)
     for j in range(Z.shape[1]):
         x = Z[i, j]
         nan |= x != x
         b = _push8(b, x)
-    return b, nan
+    return b[0], _kth(b, k), nan
 
 
 @njit(**_JIT_INLINE)
@@ -285,7 +323,7 @@ def sparse_softmax_rows(Z, k, out, zmax):
 
     For ``k <= 8`` and rows of fewer than 32 entries: the k-th largest
     value ``v`` and the maximum come from a compare-exchange network
-    (:func:`_top8_values`); the kept entries are those above ``v`` and the
+    (:func:`top_k_values`); the kept entries are those above ``v`` and the
     first ones (lowest indices) equal to it, exactly k; exp is evaluated for
     every entry in SIMD on short rows (:func:`top_k_dense`), for the k kept
     ones on the others (:func:`_top_k_sparse`). For ``k <= 8`` on longer
@@ -301,11 +339,10 @@ def sparse_softmax_rows(Z, k, out, zmax):
     if K >= _PREFILTER_MIN:
         return _sparse_softmax_prefiltered(Z, k, out, zmax)
     for i in range(n):
-        b, nan = _top8_values(Z, i)
-        if not _store_max(b[0], nan, zmax, i):
+        m, v, nan = top_k_values(Z, i, k)
+        if not _store_max(m, nan, zmax, i):
             return i
         m = zmax[i]  # the row maximum, in the dtype of Z
-        v = _kth(b, k)
         if K <= _DENSE_EXP_MAX:
             top_k_dense(Z, i, k, v, m, out, i)
         else:

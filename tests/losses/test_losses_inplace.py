@@ -156,7 +156,11 @@ def test_invalid_target_raises_and_leaves_the_buffer():
 # The numba backend computes a loss and its gradient in one fused pass per
 # row for the losses with a row kernel (sksparsemax.losses._numba_engine); it
 # must give the NumPy path's values, masks, errors and untouched buffers.
-COMPILED_LOSSES = [SparsemaxLoss(), SparseSoftmaxLoss(3), SoftmaxLoss(), EntmaxLoss(1.5)]
+# Top-k: k = 3, 6, 8 take the three widths of the selection network (4, 6, 8).
+COMPILED_LOSSES = [
+    SparsemaxLoss(), SparseSoftmaxLoss(3), SparseSoftmaxLoss(6), SparseSoftmaxLoss(8),
+    SoftmaxLoss(), EntmaxLoss(1.5),
+]
 
 
 @pytest.mark.parametrize("loss", COMPILED_LOSSES, ids=repr)

@@ -163,14 +163,36 @@ def test_sparsemax_entry_at_the_threshold(use_backend, K):
     assert np.all(np.abs(size - np.count_nonzero(p, axis=-1)) <= 1)
 
 
-@pytest.mark.parametrize("K", [4096, 4097, 20000])
+def _assert_uniform_on_huge_ties(f, z):
+    """Scores made huge, 16 apart: ``f`` is uniform on the ties of each row's maximum.
+
+    At 2**56 the maximum minus 1 or 2 rounds to the maximum itself in
+    float64, so the compiled kernels' candidate test must keep the ties.
+    """
+    grid = np.round(z * 4 + 100.0) * 16
+    grid[np.isneginf(z)] = -np.inf
+    for offset, dtype in ((2.0**27, np.float32), (2.0**56, np.float64)):
+        huge = (grid + offset).astype(dtype)
+        assert np.array_equal(huge - dtype(offset), grid)  # exact
+        top = huge == huge.max(axis=1, keepdims=True)
+        np.testing.assert_allclose(f(huge), top / top.sum(axis=1, keepdims=True), atol=1e-7)
+
+
+@pytest.mark.parametrize("K", [2047, 2048, 2049, 2055, 20000])
 @pytest.mark.parametrize("masks", [False, True])
 def test_sparsemax_long_rows(use_backend, K, masks):
-    # Both sides of the length where the compiled kernel starts copying the
-    # candidates after its first pass (_SPARSEMAX_COMPACT_MIN = 4096 entries).
+    # Both sides of the length where the compiled kernel starts reading a
+    # row once, copying the entries above its running maximum minus 1
+    # (_SPARSEMAX_ONE_PASS_MIN = 2048 entries; 2055: a tail of 7 after the
+    # blocks of 8). Orders that defeat the running maximum: increasing
+    # scores (every entry copied), the maximum last, the maximum first.
     rng = np.random.default_rng(K)
     z = np.concatenate([_scores(rng, 3, K, s, masks) for s in SCALES])
     z[0, :] = 1.5  # a row of ties: everything in the support
+    z[1, :] = np.linspace(-3.0, 0.5, K)  # increasing
+    z[2, :] = np.sort(z[2, :])
+    z[2, -1] += 0.25  # the maximum last, after many entries within 1 of it
+    z[3, :] = z[3, ::-1] if masks else np.sort(z[3, :])[::-1]
     ref, tau_ref, size_ref = sparsemax_sorted(z)
     p = T.sparsemax(z)
     _assert_simplex(p, 1e-12)
@@ -179,6 +201,59 @@ def test_sparsemax_long_rows(use_backend, K, masks):
     np.testing.assert_allclose(tau, tau_ref, rtol=1e-13, atol=1e-13)
     np.testing.assert_array_equal(size, size_ref)
     assert size[0] == K
+    p32 = T.sparsemax(z.astype(np.float32))
+    assert p32.dtype == np.float32
+    np.testing.assert_allclose(p32, ref, rtol=0, atol=2e-6)
+    _assert_uniform_on_huge_ties(T.sparsemax, z)
+
+
+@pytest.mark.parametrize("K", [128, 129, 200, 1000, 2055, 20000])
+@pytest.mark.parametrize("masks", [False, True])
+def test_entmax15_long_rows(use_backend, K, masks):
+    # Rows of more than 128 entries are read once by the compiled kernel,
+    # listing the entries within 2 of the running maximum and, once 64 are
+    # listed, cutting below a lower bound of the threshold from them (raised
+    # each time the list doubles). Orders and scales that stress the list:
+    # nearly uniform rows (the whole row in the support), increasing scores
+    # (every entry listed, the bound raised again and again), the maximum
+    # last after many entries close to it, decreasing scores, ties.
+    rng = np.random.default_rng(K + 5)
+    z = np.concatenate([_scores(rng, 3, K, s, masks) for s in SCALES + [0.001]])
+    z[0, :] = 1.5  # a row of ties: everything in the support
+    z[1, :] = np.linspace(-3.0, 0.5, K)
+    z[2, :] = np.sort(z[2, :])
+    z[2, -1] += 0.25
+    z[3, :] = z[3, ::-1] if masks else np.sort(z[3, :])[::-1]
+    z[4, :] = np.round(z[4, :] * 2) / 2  # ties on a grid
+    ref = entmax15_sorted(z)
+    p = T.entmax15(z)
+    _assert_simplex(p, 1e-12)
+    np.testing.assert_allclose(p, ref, rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(p > 0, ref > 0)
+    assert np.all(p[0] > 0)
+    p32 = T.entmax15(z.astype(np.float32))
+    assert p32.dtype == np.float32
+    np.testing.assert_allclose(p32, ref, rtol=0, atol=2e-6)
+    _assert_uniform_on_huge_ties(T.entmax15, z)
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+@pytest.mark.parametrize("K", [129, 1000, 20000])
+def test_entmax15_long_rows_match_the_numpy_path(K):
+    # The compiled kernel normalises by the NumPy path's row sum, computed
+    # from the leaves of NumPy's pairwise sum that hold the support: both
+    # backends agree to about one ulp of the threshold.
+    rng = np.random.default_rng(K)
+    z = np.concatenate([_scores(rng, 5, K, s, masks=True) for s in SCALES])
+    for dtype in (np.float64, np.float32):
+        zz = z.astype(dtype)
+        with T.backend("numpy"):
+            ref = T.entmax15(zz)
+        with T.backend("numba"):
+            p = T.entmax15(zz)
+        np.testing.assert_array_equal(p > 0, ref > 0)
+        eps = np.finfo(dtype).eps
+        np.testing.assert_allclose(p, ref, rtol=0, atol=8 * eps)
 
 
 @pytest.mark.parametrize("K", SIZES)
@@ -345,9 +420,11 @@ class TestEdgeCases:
         # entries and more, and finishes the rest one by one: a NaN or +inf
         # in any lane or in the tail must be found, and the maximum of a
         # valid row is the largest entry wherever it is.
+        # Rows of 2048 entries and more are read once by the compiled
+        # sparsemax, in blocks of 8 and a tail.
         rng = np.random.default_rng(8)
-        for K in (31, 32, 33, 47, 100):
-            for j in (0, 1, 7, 8, 15, K - 2, K - 1):
+        for K in (31, 32, 33, 47, 100, 2051):
+            for j in (0, 1, 7, 8, 15, K // 2, K - 4, K - 2, K - 1):
                 for bad_value, message in ((np.nan, r"NaN"), (np.inf, r"\+inf")):
                     bad = rng.standard_normal((3, K))
                     bad[2, j] = bad_value
