@@ -243,7 +243,7 @@ def entmax_bisect_rows(Z, alphas, tol, max_iter, out, zmax):
             _gap_row(Z, i, np.float64(m), alpha, tol, max_iter, buf, row)
         else:
             _threshold_row(Z, i, np.float64(m), alpha, tol, max_iter, buf, row)
-        # the NumPy path's row sum, to the last bit
+        # the NumPy path's row sum, in the order of NumPy's pairwise sum
         s = _block_sum(row, 0, 0, K) if K <= 128 else _row_sum(row, 0, stack, vals)
         for j in range(K):
             out[i, j] = row[0, j] / s

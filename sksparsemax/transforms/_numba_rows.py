@@ -121,7 +121,7 @@ def _row_max(Z, i, zmax):
 
 @njit(**_JIT)
 def _block_sum(A, i, lo, n):
-    """Sum of ``A[i, lo:lo + n]``, ``1 <= n <= 128``, in NumPy's order."""
+    """Sum of ``A[i, lo:lo + n]``, ``1 <= n <= 128``, in the order of NumPy's pairwise sum (see :func:`_row_sum`)."""
     if n < 8:
         res = A[i, lo]  # 0 + a == a for the nonnegative sums used here
         for a in range(lo + 1, lo + n):
@@ -155,15 +155,71 @@ def _block_sum(A, i, lo, n):
     return res
 
 
+@njit(**_JIT_INLINE)
+def _listed_block_sum(A, i, lo, n, idx, q, end):
+    """:func:`_block_sum` of ``A[i, lo:lo + n]`` where only the columns ``idx[q:end]`` (increasing) can be nonzero.
+
+    Each of NumPy's partial sums (one sequential sum below 8 entries; else
+    8 interleaved ones, their pairwise combination, then the tail one by
+    one) is its listed entries added in order: adding an exact 0 changes
+    no partial sum, so the result is :func:`_block_sum`'s to the last bit
+    without reading the zeros (the entries are nonnegative: no -0.0 to
+    preserve).
+    """
+    res = A[i, lo] - A[i, lo]  # 0 in the dtype of A (finite entries)
+    if n < 8:
+        for a in range(q, end):
+            res += A[i, idx[a]]
+        return res
+    r0 = res
+    r1 = res
+    r2 = res
+    r3 = res
+    r4 = res
+    r5 = res
+    r6 = res
+    r7 = res
+    stop = lo + n - n % 8
+    a = q
+    while a < end and idx[a] < stop:
+        j = idx[a]
+        x = A[i, j]
+        lane = (j - lo) % 8
+        if lane == 0:
+            r0 += x
+        elif lane == 1:
+            r1 += x
+        elif lane == 2:
+            r2 += x
+        elif lane == 3:
+            r3 += x
+        elif lane == 4:
+            r4 += x
+        elif lane == 5:
+            r5 += x
+        elif lane == 6:
+            r6 += x
+        else:
+            r7 += x
+        a += 1
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while a < end:
+        res += A[i, idx[a]]
+        a += 1
+    return res
+
+
 @njit(**_JIT)
 def _row_sum(A, i, stack, vals):
-    """Sum of the row ``A[i]`` in NumPy's order, in the dtype of ``A``.
+    """Sum of the row ``A[i]`` in the order of NumPy's pairwise sum, in the dtype of ``A``.
 
-    NumPy sums a contiguous row pairwise: below 8 entries one by one, up to
-    128 with 8 interleaved partial sums, above that the sum of the two halves
-    (the first a multiple of 8 long). Reproducing it gives the NumPy path's
-    row sums to the last bit, with 8 independent additions per step instead
-    of a chain of K. The recursion runs on an explicit stack (``stack``: an
+    NumPy's generic loop sums a contiguous row pairwise: below 8 entries one
+    by one, up to 128 with 8 interleaved partial sums, above that the sum of
+    the two halves (the first a multiple of 8 long). Following it keeps the
+    rounding of the NumPy path's row sums (builds of NumPy whose SIMD
+    reduction groups the additions otherwise, as NumPy 2.4 on AVX-512 does,
+    may differ in the last bit), with 8 independent additions per step
+    instead of a chain of K. The recursion runs on an explicit stack (``stack``: an
     (128, 3) intp scratch array, ``vals``: 128 entries of A's dtype); see
     :func:`_pairwise_row_sum`.
     """
@@ -175,10 +231,10 @@ def _pairwise_row_sum(A, i, idx, n, stack, vals):
     """:func:`_row_sum`; with ``n >= 0``, only the columns ``idx[:n]`` (increasing) can be nonzero.
 
     The leaves of the recursion (blocks of at most 128 entries) are visited
-    left to right; with ``n >= 0`` a leaf without a listed column sums to
-    exactly 0 without being read. Adding an exact 0 changes no partial sum,
-    so the result is still NumPy's row sum to the last bit (the entries are
-    nonnegative: no -0.0 to preserve). ``n < 0``: every leaf is read.
+    left to right; with ``n >= 0`` each is summed from its listed columns
+    only (:func:`_listed_block_sum`), to the last bit as :func:`_row_sum`, and
+    a segment without a listed column is 0 without being split. ``n < 0``:
+    every leaf is read.
     Compiled on its own, so that no caller's fast-math flags reorder it.
     """
     K = A.shape[1]
@@ -194,16 +250,24 @@ def _pairwise_row_sum(A, i, idx, n, stack, vals):
         top -= 1
         lo = stack[top, 0]
         m = stack[top, 1]
+        if n >= 0:
+            while q < n and idx[q] < lo:
+                q += 1
         if stack[top, 2] == 1:  # both halves done: add them
             nv -= 1
             vals[nv - 1] = vals[nv - 1] + vals[nv]
+        elif n >= 0 and not (q < n and idx[q] < lo + m):
+            vals[nv] = 0  # nothing listed in this segment: its sum is 0
+            nv += 1
         elif m <= 128:
-            while q < n and idx[q] < lo:
-                q += 1
-            if n < 0 or (q < n and idx[q] < lo + m):
+            if n < 0:
                 vals[nv] = _block_sum(A, i, lo, m)
             else:
-                vals[nv] = 0
+                end = q
+                while end < n and idx[end] < lo + m:
+                    end += 1
+                vals[nv] = _listed_block_sum(A, i, lo, m, idx, q, end)
+                q = end
             nv += 1
         else:
             m2 = m // 2

@@ -256,6 +256,34 @@ def test_entmax15_long_rows_match_the_numpy_path(K):
         np.testing.assert_allclose(p, ref, rtol=0, atol=8 * eps)
 
 
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_sum_from_listed_columns_is_the_full_row_sum(dtype):
+    # The compiled 1.5-entmax kernel normalises a long row by its sum
+    # computed from the columns that hold the support only; it must be the
+    # pairwise sum of the whole row (_row_sum, NumPy's generic order) to the
+    # last bit, the zeros skipped, whatever the length, the number of
+    # nonzeros and where they fall (leaf blocks, their 8 lanes and tails),
+    # and equal NumPy's own sum to rounding.
+    from sksparsemax.transforms._numba_rows import _pairwise_row_sum, _row_sum
+
+    rng = np.random.default_rng(3)
+    stack = np.empty((128, 3), dtype=np.intp)
+    vals = np.empty(128, dtype=dtype)
+    for K in (129, 130, 255, 1000, 1001, 4099, 20000):
+        for n_nonzero in (0, 1, 3, 7, 40, K // 3, K):
+            A = np.zeros((2, K), dtype=dtype)
+            cols = np.sort(rng.choice(K, size=n_nonzero, replace=False))
+            A[1, cols] = rng.random(n_nonzero).astype(dtype) * 10.0 ** rng.integers(-8, 8, n_nonzero)
+            full = _row_sum(A, 1, stack, vals)
+            np.testing.assert_allclose(full, A[1].sum(dtype=np.float64), rtol=8 * np.finfo(dtype).eps)
+            listed = cols.astype(np.intp)
+            assert _pairwise_row_sum(A, 1, listed, listed.size, stack, vals) == full
+            # Listing more columns (zeros among them) changes nothing.
+            more = np.union1d(listed, rng.choice(K, size=min(K, 50), replace=False)).astype(np.intp)
+            assert _pairwise_row_sum(A, 1, more, more.size, stack, vals) == full
+
+
 @pytest.mark.parametrize("K", SIZES)
 @pytest.mark.parametrize("masks", [False, True])
 def test_entmax15_closed_form(use_backend, K, masks):
