@@ -4,7 +4,8 @@ import numpy as np
 from numba import njit
 
 from ..transforms._numba_kernels import _JIT_INLINE
-from ..transforms._numba_rows import _JIT_FMA, exp_nonpositive
+from ..transforms._numba_exp import exp_nonpositive
+from ..transforms._numba_rows import _JIT_FMA
 from ._numba_engine import run, subtract_target, target_dot
 
 
@@ -12,7 +13,7 @@ from ._numba_engine import run, subtract_target, target_dot
 def softmax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
     """``log sum exp(z - m) - q^T (z - m)`` of row ``i``; ``p - q`` into ``out[oi]``.
 
-    The exponentials are :func:`~.._numba_rows.exp_nonpositive` (within 1
+    The exponentials are :func:`~.._numba_exp.exp_nonpositive` (within 1
     ulp, plain arithmetic that LLVM vectorises; libm's ``exp`` is a call per
     entry), summed in the order of the row; the row is scaled by ``1 / s``.
     """

@@ -10,7 +10,7 @@ length K per call, none per row. The arithmetic is the same as the NumPy path
 the outputs in NumPy's pairwise order), so both backends agree to rounding;
 the iterative thresholds sum in a different order, and top-k softmax on
 short rows evaluates exp by a polynomial within 1 ulp of libm's
-(:func:`._numba_rows.exp_nonpositive`).
+(:func:`._numba_exp.exp_nonpositive`).
 
 Invalid rows (NaN, ``+inf``, all ``-inf``) are not raised here: each kernel
 stores the row maximum of every row it visits in ``zmax`` and returns the
@@ -28,8 +28,8 @@ The sparsemax kernels are defined here, the top-k ones in
 :mod:`._numba_top_k`, the alpha-entmax ones in :mod:`._numba_entmax15` and
 :mod:`._numba_entmax`, the one-pass candidate selection of long rows in
 :mod:`._numba_candidates`, the row primitives they share with the loss
-kernels (compilation options, row maximum, row sum, exp) in
-:mod:`._numba_rows`.
+kernels (compilation options, row maximum, row sum) in :mod:`._numba_rows`
+and :mod:`._numba_exp`.
 """
 
 import numpy as np

@@ -17,8 +17,8 @@ from ._numba_rows import (
     _block_sum,
     _lane_maxima,
     _store_max,
-    exp_nonpositive,
 )
+from ._numba_exp import exp_nonpositive
 
 # sparse_softmax: for k up to _NET_K_MAX, the k largest values come from a
 # branch-free compare-exchange network (_push8): on rows shorter than
@@ -181,7 +181,7 @@ def top_k_values(Z, i, k):
 def top_k_dense(Z, i, k, v, m, out, oi):
     """``out[oi] = exp(z - m)`` on the top k of row ``i`` (k-th largest value ``v``), 0 elsewhere.
 
-    Every entry's exp is evaluated (:func:`._numba_rows.exp_nonpositive`, in
+    Every entry's exp is evaluated (:func:`._numba_exp.exp_nonpositive`, in
     SIMD) and masked. When more entries than k equal ``v``, only the first of
     them (lowest indices) are kept, in a second, scalar pass. ``out[oi]``
     may be ``Z[i]``: each entry is read before it is written. Also the top-k

@@ -516,6 +516,12 @@ def test_backends_agree(name, f, K, dtype):
     assert a.dtype == b.dtype and a.shape == b.shape
     if dtype == np.float64:
         atol = 1e-15 * (np.abs(a).max() if name == "threshold" else 1)
+        if name == "entmax15":
+            # The closed form cancels (1 - |S| var), which amplifies the
+            # rounding of each backend's support sums (summed in different
+            # orders) in the largest probabilities; a long-double reference
+            # shows the larger error on the NumPy path's side.
+            atol = 2e-15
     else:
         atol = 2e-6 * (np.abs(a).max() if name == "threshold" else 1)
     np.testing.assert_allclose(b, a, rtol=0, atol=atol)
