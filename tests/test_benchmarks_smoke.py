@@ -340,16 +340,16 @@ def test_user_guide_claim_numba_faster_on_multilabel_tables():
 
 
 def test_performance_page_claim_entmax15_kernel_on_wide_rows():
-    """The Performance page says: on the processor of the reported run, the
-    compiled 1.5-entmax kernel is slower than the NumPy path on rows of
-    10,000 entries; the committed mapping report must bear it out."""
+    """The Performance page says: the compiled 1.5-entmax kernel is faster
+    than the NumPy path on rows of 10,000 entries; the committed mapping
+    report must bear it out."""
     page = " ".join((ROOT / "docs" / "performance.rst").read_text(encoding="utf-8").split())
-    assert ("compiled 1.5-entmax kernel is slower than the NumPy path on rows of "
-            "10,000 entries") in page
+    assert ("On rows of 10,000 entries the compiled 1.5-entmax kernel is faster than "
+            "the NumPy path") in page
     rows = json.loads((BENCH / "results" / "transforms.json").read_text())["rows"]
     time_of = {(tuple(r["shape"]), r["backend"]): r["time"]
                for r in rows if r["mapping"] == "entmax15"}
-    assert time_of[(200, 10000), "numba"] > time_of[(200, 10000), "numpy"]
+    assert time_of[(200, 10000), "numba"] < time_of[(200, 10000), "numpy"]
 
 
 def test_machine_record_names_the_cpu_and_numpy_exp_target():
