@@ -103,25 +103,34 @@ def _row_max(Z, i, zmax):
     ``zmax[i]`` is NaN, as NumPy's ``max`` gives) or if its maximum is not
     finite (``+inf``, or every entry ``-inf``). Rows of at least
     ``_BLOCKED_MAX_MIN`` entries: the largest of their lane maxima
-    (:func:`_lane_maxima`); among equal values (0.0 and -0.0) the one kept
-    may differ from the first in row order, which changes no difference
+    (:func:`_lane_maxima`); shorter rows: the larger of two running maxima
+    over alternate entries (two chains of dependent compares, each half as
+    long as one). Among equal values (0.0 and -0.0) the one
+    kept may differ from the first in row order, which changes no difference
     ``z - m`` that the kernels use.
     """
     K = Z.shape[1]
-    m = Z[i, 0]
-    nan = m != m
-    j = 1
     if K >= _BLOCKED_MAX_MIN:
         j = K // 8 * 8
         lanes, nan = _lane_maxima(Z, i, j)
         m = lanes[0]
         for r in range(1, 8):
             m = lanes[r] if lanes[r] > m else m
-    for a in range(j, K):
-        x = Z[i, a]
-        nan |= x != x
-        if x > m:
-            m = x
+        for a in range(j, K):
+            x = Z[i, a]
+            nan |= x != x
+            m = x if x > m else m
+        return m, _store_max(m, nan, zmax, i)
+    m0 = Z[i, 0]
+    m1 = Z[i, K - 1]
+    nan = (m0 != m0) | (m1 != m1)
+    for a in range(1, K - 1, 2):
+        x0 = Z[i, a]
+        x1 = Z[i, a + 1]
+        nan |= (x0 != x0) | (x1 != x1)
+        m0 = x0 if x0 > m0 else m0
+        m1 = x1 if x1 > m1 else m1
+    m = m1 if m1 > m0 else m0
     return m, _store_max(m, nan, zmax, i)
 
 

@@ -445,14 +445,17 @@ class TestEdgeCases:
 
     def test_invalid_entries_found_anywhere_in_long_rows(self, use_backend, f):
         # The compiled row maximum keeps 8 running maxima on rows of 32
-        # entries and more, and finishes the rest one by one: a NaN or +inf
-        # in any lane or in the tail must be found, and the maximum of a
-        # valid row is the largest entry wherever it is.
+        # entries and more, and finishes the rest one by one, and two over
+        # alternate entries on shorter rows (the first and last entries
+        # start them): a NaN or +inf in any lane, chain or in the tail must
+        # be found, and the maximum of a valid row is the largest entry
+        # wherever it is.
         # Rows of 2048 entries and more are read once by the compiled
         # sparsemax, in blocks of 8 and a tail.
         rng = np.random.default_rng(8)
-        for K in (31, 32, 33, 47, 100, 2051):
-            for j in (0, 1, 7, 8, 15, K // 2, K - 4, K - 2, K - 1):
+        for K in (1, 2, 3, 4, 5, 10, 31, 32, 33, 47, 100, 2051):
+            places = (0, 1, 2, 3, 7, 8, 15, K // 2, K - 4, K - 3, K - 2, K - 1)
+            for j in sorted({j for j in places if 0 <= j < K}):
                 for bad_value, message in ((np.nan, r"NaN"), (np.inf, r"\+inf")):
                     bad = rng.standard_normal((3, K))
                     bad[2, j] = bad_value
