@@ -15,7 +15,7 @@ def sparsemax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
     the NumPy path computes it in that dtype.
     """
     zbuf = scratch[2]
-    t, _ = sparsemax_row_threshold(Z, i, m)
+    t, _ = sparsemax_row_threshold(Z, i, m, -1.0)
     zbuf[0] = t
     tt = zbuf[0]
     qz = target_dot(Z, i, m, y, Q, qi)

@@ -103,9 +103,8 @@ def _row_max(Z, i, zmax):
     ``zmax[i]`` is NaN, as NumPy's ``max`` gives) or if its maximum is not
     finite (``+inf``, or every entry ``-inf``). Rows of at least
     ``_BLOCKED_MAX_MIN`` entries: the largest of their lane maxima
-    (:func:`_lane_maxima`); shorter rows: the larger of two running maxima
-    over alternate entries (two chains of dependent compares, each half as
-    long as one). Among equal values (0.0 and -0.0) the one
+    (:func:`_lane_maxima`); shorter rows: the larger of the two maxima of
+    :func:`_alternate_maxima`. Among equal values (0.0 and -0.0) the one
     kept may differ from the first in row order, which changes no difference
     ``z - m`` that the kernels use.
     """
@@ -121,6 +120,22 @@ def _row_max(Z, i, zmax):
             nan |= x != x
             m = x if x > m else m
         return m, _store_max(m, nan, zmax, i)
+    m0, m1, nan = _alternate_maxima(Z, i)
+    m = m1 if m1 > m0 else m0
+    return m, _store_max(m, nan, zmax, i)
+
+
+@njit(**_JIT_INLINE)
+def _alternate_maxima(Z, i):
+    """``(m0, m1, nan)``: maxima of two disjoint parts of row ``i`` and a NaN flag.
+
+    Two running maxima over alternate entries (``m0`` from entry 0, ``m1``
+    from the last one), for rows of fewer than ``_BLOCKED_MAX_MIN``
+    entries: two chains of dependent compares, each half as long as one.
+    With ``K >= 2`` they are two different entries of the row (NaN entries
+    are skipped, and flagged).
+    """
+    K = Z.shape[1]
     m0 = Z[i, 0]
     m1 = Z[i, K - 1]
     nan = (m0 != m0) | (m1 != m1)
@@ -130,8 +145,7 @@ def _row_max(Z, i, zmax):
         nan |= (x0 != x0) | (x1 != x1)
         m0 = x0 if x0 > m0 else m0
         m1 = x1 if x1 > m1 else m1
-    m = m1 if m1 > m0 else m0
-    return m, _store_max(m, nan, zmax, i)
+    return m0, m1, nan
 
 
 @njit(**_JIT)

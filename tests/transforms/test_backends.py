@@ -178,6 +178,48 @@ def _assert_uniform_on_huge_ties(f, z):
         np.testing.assert_allclose(f(huge), top / top.sum(axis=1, keepdims=True), atol=1e-7)
 
 
+@pytest.mark.parametrize("K", [7, 8, 9, 10, 16, 31, 32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparsemax_short_rows_from_the_alternate_maxima(use_backend, K, dtype):
+    # Rows of 8 to 31 entries: the compiled kernel starts Michelot's
+    # iteration from the threshold of the row's two alternate maxima (entries
+    # 0, 2, 4, ... and the others; _lane_pair_bound), a lower bound of the
+    # row's. Rows where that bound is the threshold itself (the support is
+    # the two entries), where it is -1, where the smaller of the two is 1
+    # below the maximum (the bound's kink), ties between the two, both in one
+    # half, and either half holding the maximum; 7 and 32: the lengths
+    # around those that take this start.
+    rng = np.random.default_rng(K)
+    rows = [_scores(rng, 60, K, s, masks) for s in SCALES for masks in (False, True)]
+    z = np.concatenate(rows)
+    special = np.full((10, K), -5.0)
+    special[0, :2] = [0.3, 0.0]  # support = the two alternate maxima
+    special[1, [0, K - 1]] = [2.0, 1.25]  # the two maxima 0.75 apart, 3 entries
+    special[1, 1] = 1.9
+    special[2, [1, 2]] = [1.0, 0.0]  # exactly 1 apart: bound -1, support 1
+    special[3, [2, 3]] = [0.5, 0.5]  # a tie of the two
+    special[4, [0, 2, 4]] = [1.0, 0.9, 0.8]  # the top three in one half
+    special[5, [1, 3, 5]] = [1.0, 0.9, 0.8]  # ... in the other half
+    special[6] = np.linspace(0.0, 1.0, K)  # increasing
+    special[7] = np.linspace(1.0, 0.0, K)  # decreasing
+    special[8] = 0.25  # all tied: all in the support
+    special[9, ::2] = -np.inf  # one half masked
+    special[9, 1::2] = rng.standard_normal(special[9, 1::2].shape)
+    z = np.concatenate([z, special]).astype(dtype)
+    ref, tau_ref, size_ref = sparsemax_sorted(z)
+    p = T.sparsemax(z)
+    assert p.dtype == dtype
+    atol = 1e-14 if dtype == np.float64 else 2e-6
+    _assert_simplex(p, 10 * atol)
+    np.testing.assert_allclose(p, ref, rtol=0, atol=atol)
+    tau, size = T.sparsemax_threshold(z)
+    np.testing.assert_allclose(tau, tau_ref, rtol=0, atol=atol)
+    # The support sizes, where no entry is within rounding of the threshold.
+    clear = np.all(np.abs(z - tau_ref[:, None]) > 100 * atol, axis=1)
+    assert clear.mean() > 0.9
+    np.testing.assert_array_equal(size[clear], size_ref[clear])
+
+
 @pytest.mark.parametrize("K", [2047, 2048, 2049, 2055, 20000])
 @pytest.mark.parametrize("masks", [False, True])
 def test_sparsemax_long_rows(use_backend, K, masks):
