@@ -26,7 +26,7 @@ def entmax15_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
     # certify it by counting); after the pass limit, at the closed form of
     # the last support, which Newton's quadratic convergence has made exact
     # to rounding long before.
-    tau, _ = _entmax15_newton_tau(Z, i, m)
+    tau, _ = _entmax15_newton_tau(Z, i, m, -1.0)
     zbuf[0] = tau  # rounded to the dtype of the scores, as the NumPy path
     tau = zbuf[0]
     qz = target_dot(Z, i, m, y, Q, qi)  # before out (which may be Z) is written

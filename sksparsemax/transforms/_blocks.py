@@ -44,10 +44,14 @@ def map_rows(Z, shape, name, flat, dense, scratch_dtypes):
     """A mapping of the rows ``Z`` (n, K) by its NumPy paths, block by block.
 
     ``flat(Z, out)`` maps rows longer than ``DENSE_K`` into a zero array;
-    otherwise ``dense(Zb, zmax, Pb, scratch)`` maps each block ``Zb`` of
-    rows, validated by :func:`checked_block_max` (which names ``name`` and
-    the row of ``Z``), into ``Pb``, with ``scratch`` one buffer of a block's
-    size per dtype of ``scratch_dtypes``, reused from block to block.
+    otherwise each block ``Zb`` of rows is transposed into ``UT`` (K, b),
+    the memory of the first scratch buffer, whose column maxima
+    ``zmax`` (one reduction along contiguous rows, where the maxima of
+    the rows of ``Zb`` read it column by column) are validated by
+    :func:`checked_block_max` (which names ``name`` and the row of ``Z``),
+    and ``dense(UT, zmax, Pb, scratch)`` maps it into the block ``Pb`` of
+    the output; ``scratch`` holds one buffer of a block's size per dtype of
+    ``scratch_dtypes`` (the first one ``UT``'s), reused from block to block.
     """
     n, K = Z.shape
     if K > DENSE_K:
@@ -59,8 +63,12 @@ def map_rows(Z, shape, name, flat, dense, scratch_dtypes):
     scratch = tuple(np.empty(size, dtype) for dtype in scratch_dtypes)
     for start, stop in row_blocks(n, K, DENSE_BLOCK):
         Zb = Z[start:stop]
-        dense(Zb, checked_block_max(Z, start, Zb, shape, name), out[start:stop], scratch)
+        UT = scratch[0][: Zb.size].reshape(K, -1)
+        np.copyto(UT, Zb.T)
+        zmax = checked_block_max(Z, start, Zb, shape, name, np.maximum.reduce(UT, axis=0))
+        dense(UT, zmax, out[start:stop], scratch)
     return out
+
 
 def row_max(Z):
     """Maximum of each row of the 2-D ``Z`` (NaN propagates).

@@ -117,16 +117,16 @@ def _dense_threshold(UT, W, M, x):
     return tau
 
 
-def _dense_block(Zb, zmax, Pb, scratch):
-    """1.5-entmax of the narrow rows ``Zb`` into ``Pb``, in columns.
+def _dense_block(UT, zmax, Pb, scratch):
+    """1.5-entmax of a block of narrow rows, transposed in ``UT`` (K, b), into ``Pb``.
 
-    The block is transposed once into ``UT`` (K, b) (``scratch``: four
-    arrays of at least ``Zb.size`` entries, in the dtype of ``Zb``).
+    ``UT`` is the memory of ``scratch[0]`` and becomes ``u`` in place
+    (``scratch``: four arrays of at least ``UT.size`` entries, in its dtype).
     """
-    b, K = Zb.shape
-    UT, W0, W1, M = (a[: b * K].reshape(K, b) for a in scratch)
+    K, b = UT.shape
+    W0, W1, M = (a[: b * K].reshape(K, b) for a in scratch[1:])
     with np.errstate(over="ignore"):  # finite - max may overflow to -inf
-        np.subtract(Zb.T, zmax, out=UT)
+        UT -= zmax
     UT *= 0.5
     # Entries u <= -1 are never in the support (tau >= -1): clipping them
     # keeps the sums finite and changes no result.

@@ -17,6 +17,7 @@ from ._numba_candidates import entmax15_candidates
 # The closed form of 1.5-entmax, its sort-based fallback and the sort
 # helpers (also used by normmax) live in ._numba_rows.
 from ._numba_rows import (
+    _BLOCKED_MAX_MIN,
     _JIT,
     _JIT_INLINE,
     _JIT_REASSOC,
@@ -27,6 +28,7 @@ from ._numba_rows import (
     _entmax15_support_tau_buf,
     _pairwise_row_sum,
     _row_max,
+    _row_max_and_low,
     _row_sum,
     _store_max,
 )
@@ -40,6 +42,10 @@ _ENTMAX15_SORTED_MIN = 24
 # entmax15, long rows: the rounding of u = (z - m) / 2 is far below this
 # (2.4e-7 in float32 for |z - m| <= 2); see _entmax15_rows_long.
 _ENTMAX15_FLOOR_SLACK = 1e-6
+# entmax15: rows of at least this many entries and fewer than _BLOCKED_MAX_MIN
+# start the Newton iteration from the threshold of their two alternate
+# maxima (_entmax15_pair_bound) instead of -1, as sparsemax does.
+_ENTMAX15_PAIR_BOUND_MIN = 8
 # entmax15: Newton passes before the sort-based fallback (a handful suffice).
 _ENTMAX15_MAX_PASSES = 40
 
@@ -108,27 +114,43 @@ def _entmax15_certified_now(cnt, above, t, new, tau):
 
 
 @njit(**_JIT_INLINE)
-def _entmax15_first_step(Z, i, m):
-    """First Newton pass of :func:`_entmax15_newton_tau`, at ``t = -1``.
+def _entmax15_first_step(Z, i, m, start):
+    """First Newton pass of :func:`_entmax15_newton_tau`, at ``t = start``.
 
-    Returns the closed form ``tau`` for ``S = {u > -1}``, the size of that
+    Returns the closed form ``tau`` for ``S = {u > start}``, the size of that
     ``S`` and the next lower bound ``t``: the larger of the Newton step and
-    Jensen's bound ``mean(u) - 1/sqrt(c)`` over the ``c`` candidates
-    ``u > -1`` (``[.]_+^2`` is convex).
+    Jensen's bound ``mean(u) - 1/sqrt(c)`` over the ``c`` entries of ``S``
+    (``[.]_+^2`` is convex).
     """
-    cnt, s1, s2, _ = _entmax15_sums_row(Z, i, m, -1.0, 0.0)
-    t = _entmax15_newton_step(cnt, s1, s2, -1.0)
+    cnt, s1, s2, _ = _entmax15_sums_row(Z, i, m, start, 0.0)
+    t = _entmax15_newton_step(cnt, s1, s2, start)
     jensen = s1 / cnt - 1.0 / math.sqrt(cnt)
     return _entmax15_closed_form(cnt, s1, s2), cnt, t if t > jensen else jensen
 
 
 @njit(**_JIT_INLINE)
-def _entmax15_newton_tau(Z, i, m):
+def _entmax15_pair_bound(low, m):
+    """A lower bound of the 1.5-entmax threshold from the maximum ``m`` and another entry ``low``.
+
+    As :func:`._numba_kernels._lane_pair_bound` for sparsemax: the
+    threshold of a part of a row is at most the row's, and the threshold of
+    ``u = 0`` and ``u = (low - m) / 2`` is the closed form of these two when
+    ``u > -1``, else -1.
+    """
+    u = np.float64((low - m) / 2)
+    if u > -1.0:
+        return _entmax15_closed_form(2, u, u * u)
+    return -1.0
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_newton_tau(Z, i, m, start):
     """Exact threshold of 1.5-entmax of row ``i`` (shifted by its maximum ``m``), sort-free.
 
     ``f(t) = sum_j [u_j - t]_+^2 - 1`` is convex and decreasing up to its
-    root ``tau``, so Newton steps from a lower bound (``t = -1``: the
-    largest ``u`` is 0; :func:`_entmax15_first_step`) increase
+    root ``tau``, so Newton steps from a lower bound (``start``: -1, since
+    the largest ``u`` is 0, or :func:`_entmax15_pair_bound`;
+    :func:`_entmax15_first_step`) increase
     monotonically to ``tau``. Each pass over the row gives the sums for the
     next step and the closed form ``tau_S`` for the support ``S = {u > t}``
     (:func:`_entmax15_closed_form`); ``tau_S`` is the threshold exactly when
@@ -139,7 +161,7 @@ def _entmax15_newton_tau(Z, i, m):
     gives. Returns ``(tau, ok)``; ``ok`` is False if no check succeeded
     within ``_ENTMAX15_MAX_PASSES`` passes.
     """
-    tau, size, t = _entmax15_first_step(Z, i, m)
+    tau, size, t = _entmax15_first_step(Z, i, m, start)
     for _ in range(_ENTMAX15_MAX_PASSES):
         cnt, s1, s2, above = _entmax15_sums_row(Z, i, m, t, tau)
         if above == size:
@@ -215,11 +237,13 @@ def _entmax15_rows_short(Z, out, zmax, taus):
     scratch = np.empty(K, dtype=Z.dtype)
     stack = np.empty((128, 3), dtype=np.intp)
     vals = np.empty(128, dtype=out.dtype)
+    pair_bound = _ENTMAX15_PAIR_BOUND_MIN <= K < _BLOCKED_MAX_MIN
     for i in range(n):
-        m, ok = _row_max(Z, i, zmax)
+        m, low, ok = _row_max_and_low(Z, i, zmax)
         if not ok:
             return i
-        tau, ok = _entmax15_newton_tau(Z, i, m)
+        start = _entmax15_pair_bound(low, m) if pair_bound else -1.0
+        tau, ok = _entmax15_newton_tau(Z, i, m, start)
         # Calls in the kernel itself (see _JIT_INLINE in ._numba_rows).
         if not ok:
             tau = _entmax15_sorted_tau(Z, i, m, scratch, taus)

@@ -65,8 +65,8 @@ from ._numba_rows import (  # noqa: F401
     _JIT_FMA,
     _JIT_INLINE,
     _JIT_REASSOC,
-    _alternate_maxima,
     _row_max,
+    _row_max_and_low,
     _store_max,
 )
 
@@ -144,19 +144,18 @@ def sparsemax_row_threshold(Z, i, m, start):
 
 
 @njit(**_JIT_INLINE)
-def _lane_pair_bound(m0, m1, m):
-    """A lower bound of the sparsemax threshold from two entries ``m0, m1`` of a row.
+def _lane_pair_bound(low, m):
+    """A lower bound of the sparsemax threshold from the maximum ``m`` and another entry ``low``.
 
-    The larger of the two is the row maximum ``m`` (:func:`._numba_rows._alternate_maxima`).
-    The threshold of any part of a row is at most the row's (the sum
-    ``sum_j max(y_j - t, 0)`` over the part is at most the sum over the
-    row, and both decrease in ``t``), and the threshold of the two shifted
-    entries ``0`` and ``y = min(m0, m1) - m`` is ``(y - 1) / 2`` when
-    ``y > -1``, else -1. Started there, Michelot's iteration needs fewer
-    passes, and their number varies less from row to row (the branch that
-    ends the iteration is mispredicted less often), than from -1.
+    (:func:`._numba_rows._row_max_and_low`.) The threshold of any part of a
+    row is at most the row's (the sum ``sum_j max(y_j - t, 0)`` over the
+    part is at most the sum over the row, and both decrease in ``t``), and
+    the threshold of the two shifted entries ``0`` and ``y = low - m`` is
+    ``(y - 1) / 2`` when ``y > -1``, else -1. Started there, Michelot's
+    iteration needs fewer passes, and their number varies less from row to
+    row (the branch that ends the iteration is mispredicted less often),
+    than from -1.
     """
-    low = m1 if m1 < m0 else m0
     t = (np.float64(low - m) - 1.0) * 0.5
     return t if t > -1.0 else -1.0
 
@@ -252,17 +251,10 @@ def sparsemax_rows(Z, out, tau, size, zmax, write_out):
         return _sparsemax_rows_one_pass(Z, out, tau, size, zmax, write_out)
     pair_bound = _SPARSEMAX_PAIR_BOUND_MIN <= K < _BLOCKED_MAX_MIN
     for i in range(Z.shape[0]):
-        if pair_bound:
-            m0, m1, nan = _alternate_maxima(Z, i)
-            m = m1 if m1 > m0 else m0
-            if not _store_max(m, nan, zmax, i):
-                return i
-            start = _lane_pair_bound(m0, m1, m)
-        else:
-            m, ok = _row_max(Z, i, zmax)
-            if not ok:
-                return i
-            start = -1.0
+        m, low, ok = _row_max_and_low(Z, i, zmax)
+        if not ok:
+            return i
+        start = _lane_pair_bound(low, m) if pair_bound else -1.0
         t, c = sparsemax_row_threshold(Z, i, m, start)
         tau[i] = t
         size[i] = c

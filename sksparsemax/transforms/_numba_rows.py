@@ -97,16 +97,31 @@ def _store_max(m, nan, zmax, i):
 
 @njit(**_JIT_INLINE)
 def _row_max(Z, i, zmax):
-    """Maximum of row ``i`` (dtype of ``Z``), also stored in ``zmax[i]``.
+    """Maximum of row ``i`` (dtype of ``Z``), also stored in ``zmax[i]``: ``(m, ok)``.
 
-    Returns ``(m, ok)``; ``ok`` is False if the row contains a NaN (then
-    ``zmax[i]`` is NaN, as NumPy's ``max`` gives) or if its maximum is not
-    finite (``+inf``, or every entry ``-inf``). Rows of at least
-    ``_BLOCKED_MAX_MIN`` entries: the largest of their lane maxima
-    (:func:`_lane_maxima`); shorter rows: the larger of the two maxima of
-    :func:`_alternate_maxima`. Among equal values (0.0 and -0.0) the one
-    kept may differ from the first in row order, which changes no difference
-    ``z - m`` that the kernels use.
+    :func:`_row_max_and_low` without ``low`` (which a kernel that does not
+    use it does not compute: the call is inlined).
+    """
+    m, _, ok = _row_max_and_low(Z, i, zmax)
+    return m, ok
+
+
+@njit(**_JIT_INLINE)
+def _row_max_and_low(Z, i, zmax):
+    """``(m, low, ok)``: maximum of row ``i`` (also stored in ``zmax[i]``), another entry, validity.
+
+    ``ok`` is False if the row contains a NaN (then ``zmax[i]`` is NaN, as
+    NumPy's ``max`` gives) or if its maximum is not finite (``+inf``, or
+    every entry ``-inf``). Rows of at least ``_BLOCKED_MAX_MIN`` entries:
+    the largest of their lane maxima (:func:`_lane_maxima`), and ``low =
+    -inf``. Shorter rows: two running maxima over alternate entries (``m0``
+    from entry 0, ``m1`` from the last one; two chains of dependent
+    compares, each half as long as one); ``m`` is the larger and ``low``
+    the smaller, a different entry of the row when it has two or more (a
+    lower bound of its second largest, from which the sparsemax and
+    1.5-entmax kernels bound their thresholds). Among equal values (0.0 and
+    -0.0) the one kept may differ from the first in row order, which
+    changes no difference ``z - m`` that the kernels use.
     """
     K = Z.shape[1]
     if K >= _BLOCKED_MAX_MIN:
@@ -119,23 +134,7 @@ def _row_max(Z, i, zmax):
             x = Z[i, a]
             nan |= x != x
             m = x if x > m else m
-        return m, _store_max(m, nan, zmax, i)
-    m0, m1, nan = _alternate_maxima(Z, i)
-    m = m1 if m1 > m0 else m0
-    return m, _store_max(m, nan, zmax, i)
-
-
-@njit(**_JIT_INLINE)
-def _alternate_maxima(Z, i):
-    """``(m0, m1, nan)``: maxima of two disjoint parts of row ``i`` and a NaN flag.
-
-    Two running maxima over alternate entries (``m0`` from entry 0, ``m1``
-    from the last one), for rows of fewer than ``_BLOCKED_MAX_MIN``
-    entries: two chains of dependent compares, each half as long as one.
-    With ``K >= 2`` they are two different entries of the row (NaN entries
-    are skipped, and flagged).
-    """
-    K = Z.shape[1]
+        return m, -np.inf, _store_max(m, nan, zmax, i)
     m0 = Z[i, 0]
     m1 = Z[i, K - 1]
     nan = (m0 != m0) | (m1 != m1)
@@ -145,7 +144,9 @@ def _alternate_maxima(Z, i):
         nan |= (x0 != x0) | (x1 != x1)
         m0 = x0 if x0 > m0 else m0
         m1 = x1 if x1 > m1 else m1
-    return m0, m1, nan
+    m = m1 if m1 > m0 else m0
+    low = m0 if m1 > m0 else m1
+    return m, low, _store_max(m, nan, zmax, i)
 
 
 @njit(**_JIT)

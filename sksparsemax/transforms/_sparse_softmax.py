@@ -58,16 +58,14 @@ def _column_ranks(UT, R, C):
         R[i] -= np.add.reduce(Ci, axis=0, dtype=R.dtype)
 
 
-def _dense_block(Zb, zmax, k, Pb, scratch):
-    """Top-k sparse-softmax of the narrow rows ``Zb`` into ``Pb``, in columns.
+def _dense_block(UT, zmax, k, Pb, scratch):
+    """Top-k sparse-softmax of a block of narrow rows, transposed in ``UT`` (K, b), into ``Pb``.
 
-    The block is transposed into ``UT`` (K, b); the top k of each row come
-    from :func:`_column_ranks`, and its softmax is taken over them.
+    The top k of each row come from :func:`_column_ranks`, and its softmax
+    is taken over them (in place in ``UT``, the memory of ``scratch[0]``).
     """
-    b, K = Zb.shape
-    UT = scratch[0][: b * K].reshape(K, b)
+    K, b = UT.shape
     R = scratch[1][: b * K].reshape(K, b)
-    np.copyto(UT, Zb.T)
     _column_ranks(UT, R, scratch[2][: b * (K - 1)].reshape(K - 1, b))
     with np.errstate(over="ignore"):  # finite - max may overflow to -inf
         np.subtract(UT, zmax, out=UT)
@@ -130,7 +128,7 @@ def _flat_rows(Z, shape, k, out):
 def _sparse_softmax_rows(Z, shape, k):
     """Top-k sparse-softmax (``k < K``) of the rows ``Z`` (n, K), NumPy path."""
     return map_rows(Z, shape, "z", lambda Zf, out: _flat_rows(Zf, shape, k, out),
-                    lambda Zb, zmax, Pb, scratch: _dense_block(Zb, zmax, k, Pb, scratch),
+                    lambda UT, zmax, Pb, scratch: _dense_block(UT, zmax, k, Pb, scratch),
                     (Z.dtype, np.int8, bool))
 
 

@@ -190,32 +190,39 @@ def shifted_sparsemax_threshold(Zs):
 _BLOCK = DENSE_BLOCK
 
 
-def _dense_block(Zb, zmax, Pb, scratch):
-    """Sparsemax of the narrow rows ``Zb`` into ``Pb``, in columns.
+def _dense_block(UT, zmax, Pb, scratch):
+    """Sparsemax of a block of narrow rows, transposed in ``UT`` (K, b), into ``Pb``.
 
-    The block is transposed into ``UT`` (K, b), shifted to a maximum of 0
-    and clipped at -2 (entries below -1 are never in the support, and the
-    clipping keeps the masked sums finite); every operation then runs along
-    contiguous rows of length b. Newton's iteration (Michelot's fixed point)
-    starts from the lower bound ``max(-1, (sum z - 1) / K)``, runs on the
-    columns whose support still changes (gathered once a quarter have
-    finished), and stops at the closed form of the final support.
+    ``UT`` is shifted to a maximum of 0 in place; every operation then runs
+    along contiguous rows of length b. Newton's iteration (Michelot's fixed
+    point) starts from the best of three lower bounds of the threshold: -1,
+    ``(sum z - 1) / K`` and the threshold of the maxima of two halves of
+    the row (:func:`_pair_bound`); it runs on the columns whose support
+    still changes (gathered once a quarter have finished), and stops at the
+    closed form of the final support. The support's mask is kept in the
+    dtype of the scores, so that the support's sum is one ``einsum`` (a
+    product with a boolean mask costs a conversion per entry).
     """
-    b, K = Zb.shape
-    UT, W = (a[: b * K].reshape(K, b) for a in scratch[:2])
-    M = scratch[2][: b * K].reshape(K, b)
-    with np.errstate(over="ignore"):  # finite - max may overflow to -inf
-        np.subtract(Zb.T, zmax, out=UT)
-    np.maximum(UT, -2, out=UT)
-    tau = np.maximum((np.add.reduce(UT, axis=0) - 1) / K, -1)
+    K, b = UT.shape
+    W = scratch[1][: b * K].reshape(K, b)
+    # finite - max, and the sum of huge negative entries, may overflow to -inf
+    with np.errstate(over="ignore"):
+        UT -= zmax
+        total = np.add.reduce(UT, axis=0)
+    if not np.isfinite(total).all():
+        # -inf masks (or overflows): entries below -1 are never in the
+        # support, and raising them to -2 keeps the sums finite (-inf times
+        # 0 is NaN).
+        np.maximum(UT, -2, out=UT)
+        total = np.add.reduce(UT, axis=0)
+    tau = np.maximum((total - 1) / K, _pair_bound(UT))
     cols, sub, t, prev = None, UT, tau, None
     for _ in range(K + 2):  # the support shrinks at every step
         k = sub.shape[1]
-        Mv, Wv = M[:, :k], W[:, :k]
+        Mv = W[:, :k]
         np.greater(sub, t, out=Mv)
-        n = np.add.reduce(Mv, axis=0, dtype=UT.dtype)
-        np.multiply(sub, Mv, out=Wv)
-        t = (np.add.reduce(Wv, axis=0) - 1) / n
+        n = np.add.reduce(Mv, axis=0)
+        t = (np.einsum("ij,ij->j", sub, Mv) - 1) / n
         if cols is None:
             tau = t
         else:
@@ -232,6 +239,24 @@ def _dense_block(Zb, zmax, Pb, scratch):
         prev = n
     UT -= tau
     np.maximum(UT, 0, out=Pb.T)
+
+
+def _pair_bound(UT):
+    """Lower bounds of the thresholds of the columns of ``UT`` (shifted to a maximum of 0).
+
+    The threshold of a part of a row is at most the row's, and the
+    threshold of the maxima of the row's two halves (alternate entries:
+    one of them is the row maximum 0, the other ``y``) is ``(y - 1) / 2``,
+    or -1 when ``y <= -1``. (As the compiled kernel's start on rows of 8 to
+    31 entries; on rows of one entry it is -1.)
+    """
+    if UT.shape[0] == 1:
+        return np.full(UT.shape[1], -1, UT.dtype)
+    y = np.maximum.reduce(UT[0::2], axis=0)
+    np.minimum(y, np.maximum.reduce(UT[1::2], axis=0), out=y)
+    y -= 1
+    y *= 0.5
+    return np.maximum(y, -1, out=y)
 
 
 def _flat_rows(Z, shape, name, out):
@@ -270,7 +295,7 @@ def _flat_rows(Z, shape, name, out):
 def _sparsemax_numpy(Z, shape, name):
     """Sparsemax of the rows ``Z`` (n, K) on the NumPy path, block by block."""
     return map_rows(Z, shape, name, lambda Zf, out: _flat_rows(Zf, shape, name, out),
-                    _dense_block, (Z.dtype, Z.dtype, bool))
+                    _dense_block, (Z.dtype, Z.dtype))
 
 
 def _sparsemax_rows(z, axis, name="z", write_out=True):

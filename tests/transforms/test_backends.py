@@ -59,10 +59,11 @@ def sparsemax_sorted(z):
     return out, np.array(taus).reshape(z.shape[:-1]), np.array(sizes).reshape(z.shape[:-1])
 
 
-def entmax15_sorted(z):
-    """Peters et al. (2019), Algorithm 2, on u = z/2 (row-wise)."""
+def entmax15_sorted(z, return_tau=False):
+    """Peters et al. (2019), Algorithm 2, on u = (z - max z)/2 (row-wise); and tau in these units."""
     z = np.asarray(z, dtype=np.float64)
     out = np.zeros_like(z)
+    taus = []
     for r, row in enumerate(z.reshape(-1, z.shape[-1])):
         fin = np.isfinite(row)
         u = (row[fin] - row[fin].max()) / 2
@@ -75,7 +76,8 @@ def entmax15_sorted(z):
         p = np.zeros(row.size)
         p[fin] = np.maximum(u - tau[k - 1], 0) ** 2
         out.reshape(-1, z.shape[-1])[r] = p / p.sum()
-    return out
+        taus.append(tau[k - 1])
+    return (out, np.array(taus)) if return_tau else out
 
 
 def sparse_softmax_sorted(z, k):
@@ -178,34 +180,42 @@ def _assert_uniform_on_huge_ties(f, z):
         np.testing.assert_allclose(f(huge), top / top.sum(axis=1, keepdims=True), atol=1e-7)
 
 
+def _rows_around_the_pair_bound(K, dtype):
+    """Random rows of ``K`` entries and rows that probe the kernels' start of their iteration.
+
+    On rows of 8 to 31 entries the compiled sparsemax and 1.5-entmax
+    kernels start from the threshold of the maxima of two halves of the row
+    (entry 0 with the odd entries before the last; the even entries from 2
+    with the last one), a lower bound of the row's.
+    Rows where the support is those two entries, where the smaller of the
+    two is 1 below the maximum (-1 in the units of either mapping's bound:
+    its kink), ties between the two, the top three in one half, either half
+    holding the maximum, increasing and decreasing rows, all ties, one half
+    masked.
+    """
+    rng = np.random.default_rng(K)
+    rows = [_scores(rng, 60, K, s, masks) for s in SCALES for masks in (False, True)]
+    special = np.full((11, K), -5.0)
+    special[0, [1, 2]] = [0.3, 0.0]  # support = the maxima of the halves
+    special[1, [0, 1, K - 1]] = [2.0, 1.9, 1.25]  # the two maxima 0.75 apart
+    special[2, [1, 2]] = [1.0, 0.0]  # 1 apart: the sparsemax bound's kink
+    special[3, [1, 2]] = [2.0, 0.0]  # 2 apart: the 1.5-entmax bound's kink
+    special[4, [2, 3]] = [0.5, 0.5]  # a tie of the two
+    special[5, [0, 1, 3]] = [1.0, 0.9, 0.8]  # the top three in one half
+    special[6, [2, 4, 6]] = [1.0, 0.9, 0.8]  # ... in the other half
+    special[7] = np.linspace(0.0, 1.0, K)  # increasing
+    special[8] = np.linspace(1.0, 0.0, K)  # decreasing
+    special[9] = 0.25  # all tied: all in the support
+    special[10, ::2] = -np.inf  # one half masked
+    special[10, 1::2] = rng.standard_normal(special[10, 1::2].shape)
+    return np.concatenate(rows + [special]).astype(dtype)
+
+
 @pytest.mark.parametrize("K", [7, 8, 9, 10, 16, 31, 32])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sparsemax_short_rows_from_the_alternate_maxima(use_backend, K, dtype):
-    # Rows of 8 to 31 entries: the compiled kernel starts Michelot's
-    # iteration from the threshold of the row's two alternate maxima (entries
-    # 0, 2, 4, ... and the others; _lane_pair_bound), a lower bound of the
-    # row's. Rows where that bound is the threshold itself (the support is
-    # the two entries), where it is -1, where the smaller of the two is 1
-    # below the maximum (the bound's kink), ties between the two, both in one
-    # half, and either half holding the maximum; 7 and 32: the lengths
-    # around those that take this start.
-    rng = np.random.default_rng(K)
-    rows = [_scores(rng, 60, K, s, masks) for s in SCALES for masks in (False, True)]
-    z = np.concatenate(rows)
-    special = np.full((10, K), -5.0)
-    special[0, :2] = [0.3, 0.0]  # support = the two alternate maxima
-    special[1, [0, K - 1]] = [2.0, 1.25]  # the two maxima 0.75 apart, 3 entries
-    special[1, 1] = 1.9
-    special[2, [1, 2]] = [1.0, 0.0]  # exactly 1 apart: bound -1, support 1
-    special[3, [2, 3]] = [0.5, 0.5]  # a tie of the two
-    special[4, [0, 2, 4]] = [1.0, 0.9, 0.8]  # the top three in one half
-    special[5, [1, 3, 5]] = [1.0, 0.9, 0.8]  # ... in the other half
-    special[6] = np.linspace(0.0, 1.0, K)  # increasing
-    special[7] = np.linspace(1.0, 0.0, K)  # decreasing
-    special[8] = 0.25  # all tied: all in the support
-    special[9, ::2] = -np.inf  # one half masked
-    special[9, 1::2] = rng.standard_normal(special[9, 1::2].shape)
-    z = np.concatenate([z, special]).astype(dtype)
+    # 7 and 32: the lengths around those that start from the pair's bound.
+    z = _rows_around_the_pair_bound(K, dtype)
     ref, tau_ref, size_ref = sparsemax_sorted(z)
     p = T.sparsemax(z)
     assert p.dtype == dtype
@@ -218,6 +228,69 @@ def test_sparsemax_short_rows_from_the_alternate_maxima(use_backend, K, dtype):
     clear = np.all(np.abs(z - tau_ref[:, None]) > 100 * atol, axis=1)
     assert clear.mean() > 0.9
     np.testing.assert_array_equal(size[clear], size_ref[clear])
+
+
+@pytest.mark.parametrize("K", [7, 8, 9, 10, 16, 31, 32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_entmax15_short_rows_from_the_alternate_maxima(use_backend, K, dtype):
+    z = _rows_around_the_pair_bound(K, dtype)
+    ref = entmax15_sorted(z)
+    p = T.entmax15(z)
+    assert p.dtype == dtype
+    atol = 1e-13 if dtype == np.float64 else 2e-6
+    _assert_simplex(p, 10 * atol)
+    np.testing.assert_allclose(p, ref, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("K", [8, 9, 10, 24])
+def test_numpy_pair_bound_is_a_lower_bound_of_the_threshold(K):
+    # The NumPy path's start (sparsemax, rows of up to 24 entries; its
+    # halves are the even and the odd entries) on the transposed block,
+    # shifted to a maximum of 0: at least -1, at most the threshold, and the
+    # threshold itself where the support is the pair.
+    from sksparsemax.transforms._sparsemax import _pair_bound
+
+    z = _rows_around_the_pair_bound(K, np.float64)
+    _, tau_ref, _ = sparsemax_sorted(z)
+    zmax = z.max(axis=1)
+    bound = _pair_bound(np.ascontiguousarray((z - zmax[:, None]).T))
+    assert np.all(bound >= -1)
+    assert np.all(bound <= tau_ref - zmax + 1e-12)
+    tight = len(z) - 11  # special[0]: the support is the pair
+    assert bound[tight] == pytest.approx(tau_ref[tight] - zmax[tight], abs=1e-15)
+    assert np.mean(bound > -1) > 0.3
+    assert np.all(_pair_bound(np.zeros((1, 5))) == -1)  # one class: no pair
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+@pytest.mark.parametrize("K", [8, 9, 10, 16, 31])
+def test_pair_bounds_are_lower_bounds_of_the_thresholds(K):
+    # The compiled kernels' starts are correct only as lower bounds (for
+    # sparsemax: Michelot's iteration then cannot miss an entry of the
+    # support; 1.5-entmax certifies its result whatever the start, so only
+    # its speed depends on it), and they are the threshold itself where the
+    # support is the two alternate maxima (the first special row).
+    from sksparsemax.transforms._numba_entmax15 import _entmax15_pair_bound
+    from sksparsemax.transforms._numba_kernels import _lane_pair_bound
+    from sksparsemax.transforms._numba_rows import _row_max_and_low
+
+    z = _rows_around_the_pair_bound(K, np.float64)
+    _, tau_ref, _ = sparsemax_sorted(z)
+    _, tau15_ref = entmax15_sorted(z, return_tau=True)
+    zmax = np.empty(len(z))
+    found = [_row_max_and_low(z, i, zmax) for i in range(len(z))]
+    assert all(ok for _, _, ok in found)
+    np.testing.assert_array_equal(zmax, z.max(axis=1))
+    bounds = np.array([_lane_pair_bound(low, m) for m, low, _ in found])
+    bounds15 = np.array([_entmax15_pair_bound(low, m) for m, low, _ in found])
+    assert np.all(bounds >= -1) and np.all(bounds15 >= -1)
+    # (rounding: the bound is the threshold on rows whose support is the pair)
+    assert np.all(bounds <= tau_ref - zmax + 1e-12)
+    assert np.all(bounds15 <= tau15_ref + 1e-12)
+    tight = len(z) - 11  # special[0]: the support is the pair
+    assert bounds[tight] == pytest.approx(tau_ref[tight] - zmax[tight], abs=1e-15)
+    assert bounds15[tight] == pytest.approx(tau15_ref[tight], abs=1e-15)
+    assert np.mean(bounds > -1) > 0.3 and np.mean(bounds15 > -1) > 0.3
 
 
 @pytest.mark.parametrize("K", [2047, 2048, 2049, 2055, 20000])
