@@ -70,6 +70,18 @@ def map_rows(Z, shape, name, flat, dense, scratch_dtypes):
     return out
 
 
+def half_maxima_low(UT):
+    """The smaller of the maxima of the even and the odd rows of ``UT`` (K, b), per column.
+
+    For a transposed block (one row of scores per column), another entry
+    than the maximum (``K >= 2``): the threshold of the two, a lower bound
+    of the row's for sparsemax and 1.5-entmax (the threshold of a part of a
+    row is at most the row's), is where their dense paths start.
+    """
+    low = np.maximum.reduce(UT[0::2], axis=0)
+    return np.minimum(low, np.maximum.reduce(UT[1::2], axis=0), out=low)
+
+
 def row_max(Z):
     """Maximum of each row of the 2-D ``Z`` (NaN propagates).
 

@@ -39,6 +39,7 @@ from ._blocks import (
     checked_block_max,
     flat_segments,
     group_maxima,
+    half_maxima_low,
     map_rows,
     padded_buckets,
     row_blocks,
@@ -74,10 +75,8 @@ def _column_moments(UT, U2, y, W, M):
     """
     np.greater(UT, y, out=M)
     n = np.add.reduce(M, axis=0)
-    np.multiply(UT, M, out=W)
-    A = np.add.reduce(W, axis=0)
-    np.multiply(U2, M, out=W)
-    return n, A, np.add.reduce(W, axis=0)
+    # One einsum per sum: a product and its reduction in one pass.
+    return n, np.einsum("ij,ij->j", UT, M), np.einsum("ij,ij->j", U2, M)
 
 
 def _dense_threshold(UT, W, M, x):
@@ -131,12 +130,27 @@ def _dense_block(UT, zmax, Pb, scratch):
     # Entries u <= -1 are never in the support (tau >= -1): clipping them
     # keeps the sums finite and changes no result.
     np.maximum(UT, -2, out=UT)
-    tau = _dense_threshold(UT, (W0, W1), M, np.full(b, -1, UT.dtype))
+    tau = _dense_threshold(UT, (W0, W1), M, _pair_bound(UT))
     UT -= tau
     np.maximum(UT, 0, out=UT)
     UT *= UT
     # Rounding in tau leaves row sums within a few ulps of 1; renormalise.
     np.divide(UT, np.add.reduce(UT, axis=0), out=Pb.T)
+
+
+def _pair_bound(UT):
+    """Lower bounds of the thresholds of the columns of ``UT`` (``u``, maximum 0).
+
+    The threshold of ``u = 0`` and the other entry ``y`` of
+    :func:`._blocks.half_maxima_low` is their closed form ``y / 2 -
+    sqrt((1 - y^2 / 2) / 2)`` when ``y > -1``, else -1 (as the compiled
+    kernel's start on rows of 8 to 31 entries; -1 on rows of one entry).
+    """
+    if UT.shape[0] == 1:
+        return np.full(UT.shape[1], -1, UT.dtype)
+    y = half_maxima_low(UT)
+    tau = y / 2 - np.sqrt(np.maximum((1 - y * y / 2) / 2, 0))
+    return np.where(y > -1, tau, -1).astype(UT.dtype, copy=False)
 
 
 def _group_bound(A, zmax):

@@ -27,7 +27,6 @@ from ._numba_rows import (
     _entmax15_support_tau,
     _entmax15_support_tau_buf,
     _pairwise_row_sum,
-    _row_max,
     _row_max_and_low,
     _row_sum,
     _store_max,
@@ -132,7 +131,7 @@ def _entmax15_first_step(Z, i, m, start):
 def _entmax15_pair_bound(low, m):
     """A lower bound of the 1.5-entmax threshold from the maximum ``m`` and another entry ``low``.
 
-    As :func:`._numba_kernels._lane_pair_bound` for sparsemax: the
+    As :func:`._numba_kernels._sparsemax_pair_bound` for sparsemax: the
     threshold of a part of a row is at most the row's, and the threshold of
     ``u = 0`` and ``u = (low - m) / 2`` is the closed form of these two when
     ``u > -1``, else -1.

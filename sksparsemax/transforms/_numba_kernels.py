@@ -77,7 +77,7 @@ from ._numba_rows import (  # noqa: F401
 _SPARSEMAX_ONE_PASS_MIN = 2**11
 # sparsemax: rows of at least this many entries and fewer than
 # _BLOCKED_MAX_MIN start Michelot's iteration from the threshold of their two
-# alternate maxima (_lane_pair_bound); on shorter rows it costs more than
+# alternate maxima (_sparsemax_pair_bound); on shorter rows it costs more than
 # the passes it saves (measured), longer rows find their maximum in 8 lanes.
 _SPARSEMAX_PAIR_BOUND_MIN = 8
 
@@ -117,7 +117,7 @@ def sparsemax_row_threshold(Z, i, m, start):
 
     ``m`` is the row maximum and ``start`` a lower bound of the threshold,
     at least -1 (the threshold is at least ``max y - 1 = -1``), such as
-    :func:`_lane_pair_bound`. With ``y = z - m``, only the entries
+    :func:`_sparsemax_pair_bound`. With ``y = z - m``, only the entries
     ``y > start`` can be in the support; ``tau = (sum_S y - 1) / |S|`` and
     ``S = {y > tau}`` are iterated from ``S = {y > start}``. Each ``tau`` is
     a lower bound of the root and increases monotonically; the iteration
@@ -144,7 +144,7 @@ def sparsemax_row_threshold(Z, i, m, start):
 
 
 @njit(**_JIT_INLINE)
-def _lane_pair_bound(low, m):
+def _sparsemax_pair_bound(low, m):
     """A lower bound of the sparsemax threshold from the maximum ``m`` and another entry ``low``.
 
     (:func:`._numba_rows._row_max_and_low`.) The threshold of any part of a
@@ -232,7 +232,7 @@ def sparsemax_rows(Z, out, tau, size, zmax, write_out):
     """Sparsemax of every row of ``Z`` (threshold by Michelot's algorithm).
 
     See :func:`sparsemax_row_threshold` for the threshold of one row, started
-    from :func:`_lane_pair_bound` on rows of ``_SPARSEMAX_PAIR_BOUND_MIN``
+    from :func:`_sparsemax_pair_bound` on rows of ``_SPARSEMAX_PAIR_BOUND_MIN``
     to 31 entries and from -1 on the others. Rows of at least
     ``_SPARSEMAX_ONE_PASS_MIN`` entries are read once
     (:func:`._numba_candidates.row_candidates`), the iteration runs over the
@@ -254,7 +254,7 @@ def sparsemax_rows(Z, out, tau, size, zmax, write_out):
         m, low, ok = _row_max_and_low(Z, i, zmax)
         if not ok:
             return i
-        start = _lane_pair_bound(low, m) if pair_bound else -1.0
+        start = _sparsemax_pair_bound(low, m) if pair_bound else -1.0
         t, c = sparsemax_row_threshold(Z, i, m, start)
         tau[i] = t
         size[i] = c

@@ -9,6 +9,7 @@ from ._blocks import (
     block_candidates,
     checked_block_max,
     flat_segments,
+    half_maxima_low,
     map_rows,
     row_blocks,
     row_max,
@@ -244,16 +245,14 @@ def _dense_block(UT, zmax, Pb, scratch):
 def _pair_bound(UT):
     """Lower bounds of the thresholds of the columns of ``UT`` (shifted to a maximum of 0).
 
-    The threshold of a part of a row is at most the row's, and the
-    threshold of the maxima of the row's two halves (alternate entries:
-    one of them is the row maximum 0, the other ``y``) is ``(y - 1) / 2``,
-    or -1 when ``y <= -1``. (As the compiled kernel's start on rows of 8 to
-    31 entries; on rows of one entry it is -1.)
+    The threshold of the row maximum 0 and the other entry ``y`` of
+    :func:`._blocks.half_maxima_low` is ``(y - 1) / 2``, or -1 when ``y <=
+    -1`` (as the compiled kernel's start on rows of 8 to 31 entries; -1
+    on rows of one entry).
     """
     if UT.shape[0] == 1:
         return np.full(UT.shape[1], -1, UT.dtype)
-    y = np.maximum.reduce(UT[0::2], axis=0)
-    np.minimum(y, np.maximum.reduce(UT[1::2], axis=0), out=y)
+    y = half_maxima_low(UT)
     y -= 1
     y *= 0.5
     return np.maximum(y, -1, out=y)

@@ -244,22 +244,28 @@ def test_entmax15_short_rows_from_the_alternate_maxima(use_backend, K, dtype):
 
 @pytest.mark.parametrize("K", [8, 9, 10, 24])
 def test_numpy_pair_bound_is_a_lower_bound_of_the_threshold(K):
-    # The NumPy path's start (sparsemax, rows of up to 24 entries; its
-    # halves are the even and the odd entries) on the transposed block,
-    # shifted to a maximum of 0: at least -1, at most the threshold, and the
-    # threshold itself where the support is the pair.
-    from sksparsemax.transforms._sparsemax import _pair_bound
+    # The NumPy paths' start (sparsemax and 1.5-entmax, rows of up to 24
+    # entries; the halves are the even and the odd entries) on the
+    # transposed block, shifted to a maximum of 0 (1.5-entmax: u = z / 2,
+    # clipped at -2, as its dense path has it): at least -1, at most the
+    # threshold, and the threshold itself where the support is the pair.
+    from sksparsemax.transforms._entmax15_numpy import _pair_bound as entmax15_bound
+    from sksparsemax.transforms._sparsemax import _pair_bound as sparsemax_bound
 
     z = _rows_around_the_pair_bound(K, np.float64)
     _, tau_ref, _ = sparsemax_sorted(z)
+    _, tau15_ref = entmax15_sorted(z, return_tau=True)
     zmax = z.max(axis=1)
-    bound = _pair_bound(np.ascontiguousarray((z - zmax[:, None]).T))
-    assert np.all(bound >= -1)
-    assert np.all(bound <= tau_ref - zmax + 1e-12)
+    shifted = np.ascontiguousarray((z - zmax[:, None]).T)
     tight = len(z) - 11  # special[0]: the support is the pair
-    assert bound[tight] == pytest.approx(tau_ref[tight] - zmax[tight], abs=1e-15)
-    assert np.mean(bound > -1) > 0.3
-    assert np.all(_pair_bound(np.zeros((1, 5))) == -1)  # one class: no pair
+    for bound, tau in ((sparsemax_bound(shifted), tau_ref - zmax),
+                       (entmax15_bound(np.maximum(shifted / 2, -2)), tau15_ref)):
+        assert np.all(bound >= -1)
+        assert np.all(bound <= tau + 1e-12)
+        assert bound[tight] == pytest.approx(tau[tight], abs=1e-15)
+        assert np.mean(bound > -1) > 0.3
+    for bound in (sparsemax_bound, entmax15_bound):  # one class: no pair
+        assert np.all(bound(np.zeros((1, 5))) == -1)
 
 
 @pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
@@ -271,7 +277,7 @@ def test_pair_bounds_are_lower_bounds_of_the_thresholds(K):
     # its speed depends on it), and they are the threshold itself where the
     # support is the two alternate maxima (the first special row).
     from sksparsemax.transforms._numba_entmax15 import _entmax15_pair_bound
-    from sksparsemax.transforms._numba_kernels import _lane_pair_bound
+    from sksparsemax.transforms._numba_kernels import _sparsemax_pair_bound
     from sksparsemax.transforms._numba_rows import _row_max_and_low
 
     z = _rows_around_the_pair_bound(K, np.float64)
@@ -281,7 +287,7 @@ def test_pair_bounds_are_lower_bounds_of_the_thresholds(K):
     found = [_row_max_and_low(z, i, zmax) for i in range(len(z))]
     assert all(ok for _, _, ok in found)
     np.testing.assert_array_equal(zmax, z.max(axis=1))
-    bounds = np.array([_lane_pair_bound(low, m) for m, low, _ in found])
+    bounds = np.array([_sparsemax_pair_bound(low, m) for m, low, _ in found])
     bounds15 = np.array([_entmax15_pair_bound(low, m) for m, low, _ in found])
     assert np.all(bounds >= -1) and np.all(bounds15 >= -1)
     # (rounding: the bound is the threshold on rows whose support is the pair)
