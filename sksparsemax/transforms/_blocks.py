@@ -181,6 +181,11 @@ def group_maxima(Zb, groups=GROUPS):
     return A if A is not Zb else Zb.copy()
 
 
+#: Padded entries up to which :func:`padded_buckets` pads all rows into one
+#: matrix, whatever the padding (each matrix costs a few array operations).
+PAD_ONE_MATRIX = 2**15
+
+
 def padded_buckets(counts, starts):
     """Rows of flat segments grouped by length, for padding into matrices.
 
@@ -192,7 +197,10 @@ def padded_buckets(counts, starts):
     position in the flat vector and in the C-order ``(rows.size, width)``
     matrix.
     """
-    key = np.frexp(np.maximum(counts, 8) - 1)[1]
+    if counts.size * int(counts.max()) <= max(2 * int(counts.sum()), PAD_ONE_MATRIX):
+        key = np.zeros(counts.size, np.intp)  # few rows or even lengths: one matrix
+    else:
+        key = np.frexp(np.maximum(counts, 8) - 1)[1]
     for value in np.unique(key):
         rows = np.flatnonzero(key == value)
         c = counts[rows]

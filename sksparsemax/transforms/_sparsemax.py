@@ -11,9 +11,9 @@ from ._blocks import (
     flat_segments,
     half_maxima_low,
     map_rows,
+    padded_buckets,
     row_blocks,
     row_max,
-    segment_starts,
 )
 from ._validation import (
     as_float_array,
@@ -195,17 +195,12 @@ def _dense_block(UT, zmax, Pb, scratch):
     """Sparsemax of a block of narrow rows, transposed in ``UT`` (K, b), into ``Pb``.
 
     ``UT`` is shifted to a maximum of 0 in place; every operation then runs
-    along contiguous rows of length b. Newton's iteration (Michelot's fixed
-    point) starts from the best of three lower bounds of the threshold: -1,
-    ``(sum z - 1) / K`` and the threshold of the maxima of two halves of
-    the row (:func:`_pair_bound`); it runs on the columns whose support
-    still changes (gathered once a quarter have finished), and stops at the
-    closed form of the final support. The support's mask is kept in the
-    dtype of the scores, so that the support's sum is one ``einsum`` (a
-    product with a boolean mask costs a conversion per entry).
+    along contiguous rows of length b. Newton's iteration
+    (:func:`_newton_columns`) starts from the best of three lower bounds of
+    the threshold: -1, ``(sum z - 1) / K`` and the threshold of the maxima
+    of two halves of the row (:func:`_pair_bound`).
     """
     K, b = UT.shape
-    W = scratch[1][: b * K].reshape(K, b)
     # finite - max, and the sum of huge negative entries, may overflow to -inf
     with np.errstate(over="ignore"):
         UT -= zmax
@@ -217,6 +212,24 @@ def _dense_block(UT, zmax, Pb, scratch):
         np.maximum(UT, -2, out=UT)
         total = np.add.reduce(UT, axis=0)
     tau = np.maximum((total - 1) / K, _pair_bound(UT))
+    tau = _newton_columns(UT, tau, scratch[1][: b * K].reshape(K, b))
+    UT -= tau
+    np.maximum(UT, 0, out=Pb.T)
+
+
+def _newton_columns(UT, tau, W):
+    """Thresholds of the columns of ``UT`` (K, b) by Newton's iteration from ``tau``.
+
+    ``tau`` (b,) holds lower bounds of the thresholds, at least -1, and
+    ``UT`` finite entries; ``W`` is a scratch array of ``UT``'s shape and
+    dtype. As :func:`_newton_threshold` along columns: Michelot's fixed
+    point runs on the columns whose support still changes (gathered once a
+    quarter have finished) and stops at the closed form of the final
+    support. The support's mask is kept in the dtype of the scores, so that
+    the support's sum is one ``einsum`` (a product with a boolean mask costs
+    a conversion per entry).
+    """
+    K = UT.shape[0]
     cols, sub, t, prev = None, UT, tau, None
     for _ in range(K + 2):  # the support shrinks at every step
         k = sub.shape[1]
@@ -238,8 +251,7 @@ def _dense_block(UT, zmax, Pb, scratch):
                 cols = idx if cols is None else cols[idx]
                 sub, t, n = np.take(sub, idx, axis=1), t[idx], n[idx]
         prev = n
-    UT -= tau
-    np.maximum(UT, 0, out=Pb.T)
+    return tau
 
 
 def _pair_bound(UT):
@@ -264,9 +276,9 @@ def _flat_rows(Z, shape, name, out):
     Only the candidates ``z > max z - 1`` can be in the support (the
     threshold is at least ``max z - 1``); they are gathered row after row
     (:func:`._blocks.block_candidates`, a few per row for standard-normal
-    scores) and Newton's iteration (Michelot's fixed point) runs on them,
-    each step dropping the candidates at or below the new threshold, until
-    none is dropped: the closed form of the final support.
+    scores), and the rows with about as many candidates are padded into one
+    matrix (:func:`._blocks.padded_buckets`), transposed, on which Newton's
+    iteration runs as on narrow rows (:func:`_padded_sparsemax`).
     """
     n, K = Z.shape
     zmax = np.empty(n, Z.dtype)
@@ -278,17 +290,30 @@ def _flat_rows(Z, shape, name, out):
     idx, starts, counts = flat_segments(found, n, K)
     u = Z.reshape(-1).take(idx)
     u -= np.repeat(zmax, counts)
-    tau = (np.add.reduceat(u, starts) - 1) / counts
-    for _ in range(K + 1):  # a support shrinks at every step
-        keep = u > np.repeat(tau, counts)
-        if keep.all():
-            break
-        u, idx = u[keep], idx[keep]
-        counts = np.add.reduceat(keep, starts, dtype=np.intp)
-        starts = segment_starts(counts)
-        tau = (np.add.reduceat(u, starts) - 1) / counts
-    u -= np.repeat(tau, counts)
-    out.reshape(-1)[idx] = u
+    for rows, width, src, dst in padded_buckets(counts, starts):
+        out.reshape(-1)[idx[src]] = _padded_sparsemax(u[src], rows.size, width, dst)
+
+
+def _padded_sparsemax(u, m, width, dst):
+    """Sparsemax values of the candidates ``u`` of ``m`` rows, padded.
+
+    The candidates of row i (shifted to a maximum of 0, so at least about
+    -1) fill column i of ``UT`` (width, m) at the flat positions ``dst`` of
+    its transpose, padded with -2, never in the support: the iteration of
+    the narrow rows (:func:`_newton_columns`, from the same lower bounds as
+    :func:`_dense_block`) then runs along contiguous rows of ``UT``, where
+    an iteration on the flat candidates takes a segmented reduction per
+    step. Returns the values of the entries ``u``, in their order.
+    """
+    padded = np.full((m, width), -2, u.dtype)
+    padded.reshape(-1)[dst] = u
+    UT = padded.T.copy()
+    tau = np.maximum((np.add.reduce(UT, axis=0) - 1) / width, _pair_bound(UT))
+    tau = _newton_columns(UT, tau, padded.reshape(width, m))  # padded is free
+    UT -= tau
+    np.maximum(UT, 0, out=UT)
+    np.copyto(padded, UT.T)
+    return padded.reshape(-1).take(dst)
 
 
 def _sparsemax_numpy(Z, shape, name):

@@ -328,6 +328,53 @@ def test_sparsemax_long_rows(use_backend, K, masks):
     _assert_uniform_on_huge_ties(T.sparsemax, z)
 
 
+@pytest.mark.parametrize("n, spread", [(5, 1.0), (3000, 1.0), (3000, 30.0)])
+def test_padded_buckets_place_every_candidate_once(n, spread):
+    # The rows of candidates padded into matrices (the NumPy sparsemax and
+    # 1.5-entmax paths on wide rows): every entry of every segment lands
+    # once, in its row's line of its matrix, at its position in the
+    # segment; few padded entries take one matrix, many uneven ones several.
+    from sksparsemax.transforms._blocks import PAD_ONE_MATRIX, padded_buckets
+
+    rng = np.random.default_rng(n)
+    counts = 1 + rng.poisson(spread, n)
+    counts[0] = 200  # one long segment
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    seen = np.zeros(counts.sum(), int)
+    buckets = list(padded_buckets(counts, starts))
+    for rows, width, src, dst in buckets:
+        assert width == counts[rows].max()
+        seen[src] += 1
+        row_of_src = np.searchsorted(starts, src, side="right") - 1
+        np.testing.assert_array_equal(rows[dst // width], row_of_src)
+        np.testing.assert_array_equal(dst % width, src - starts[row_of_src])
+    np.testing.assert_array_equal(seen, 1)
+    one = n * counts.max() <= max(2 * counts.sum(), PAD_ONE_MATRIX)
+    assert (len(buckets) == 1) == one
+    assert one == (n == 5)
+
+
+@pytest.mark.parametrize("K", [25, 100, 1000])
+def test_sparsemax_wide_rows_of_uneven_candidates(use_backend, K):
+    # Rows whose numbers of entries within 1 of their maximum range from 1
+    # to K (scores spread from 1/100 to 100 units), so that the NumPy path
+    # pads them into several matrices, and float32.
+    rng = np.random.default_rng(K)
+    scale = 10.0 ** rng.uniform(-2, 2, (4000, 1))
+    z = rng.standard_normal((4000, K)) * scale
+    z[0] = 0.0
+    ref, tau_ref, size_ref = sparsemax_sorted(z)
+    # Rounding of z - max z: a few ulps of the row's largest magnitude.
+    ulp = np.abs(z).max(axis=1, keepdims=True)
+    p = T.sparsemax(z)
+    _assert_simplex(p, 1e-12)
+    assert np.all(np.abs(p - ref) <= 4e-16 * ulp + 1e-15)
+    assert size_ref.min() == 1 and size_ref.max() == K
+    p32 = T.sparsemax(z.astype(np.float32))
+    assert p32.dtype == np.float32
+    assert np.all(np.abs(p32 - ref) <= 2e-7 * ulp + 2e-6)
+
+
 @pytest.mark.parametrize("K", [128, 129, 200, 1000, 2055, 20000])
 @pytest.mark.parametrize("masks", [False, True])
 def test_entmax15_long_rows(use_backend, K, masks):
