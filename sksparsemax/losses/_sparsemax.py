@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..transforms import sparsemax_jvp
-from ..transforms._sparsemax import shifted_sparsemax_threshold
+from ..transforms._sparsemax import shifted_sparsemax_inplace
 from ._fenchel_young import FenchelYoungLoss
 
 
@@ -29,9 +29,7 @@ def sparsemax_conjugate_inplace(Zs, need_value=True):
     array (nor a shifted copy for the threshold); ``phi`` is None unless
     ``need_value``.
     """
-    tau = shifted_sparsemax_threshold(Zs)
-    Zs -= tau[:, None]
-    np.maximum(Zs, 0, out=Zs)
+    tau = shifted_sparsemax_inplace(Zs)
     if not need_value:
         return None
     return tau + 0.5 * np.einsum("ij,ij->i", Zs, Zs)

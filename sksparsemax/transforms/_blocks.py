@@ -40,7 +40,7 @@ DENSE_K = 24
 DENSE_BLOCK = 2**16
 
 
-def map_rows(Z, shape, name, flat, dense, scratch_dtypes):
+def map_rows(Z, shape, name, flat, dense, scratch_dtypes, out=None, row_values=False):
     """A mapping of the rows ``Z`` (n, K) by its NumPy paths, block by block.
 
     ``flat(Z, out)`` maps rows longer than ``DENSE_K`` into a zero array;
@@ -52,13 +52,24 @@ def map_rows(Z, shape, name, flat, dense, scratch_dtypes):
     and ``dense(UT, zmax, Pb, scratch)`` maps it into the block ``Pb`` of
     the output; ``scratch`` holds one buffer of a block's size per dtype of
     ``scratch_dtypes`` (the first one ``UT``'s), reused from block to block.
+
+    ``out``: the array to write instead of a new one, ``Z`` itself for a
+    mapping in place. The dense path allows that (each block is copied into
+    ``UT`` before its output is written); ``flat`` is then given ``Z`` as
+    ``out`` (not zero) and must read what it needs before it writes.
+    ``row_values``: return ``(out, values)``, with ``values`` (n,) in the
+    dtype of ``Z`` holding what ``dense`` returns for the rows of its block
+    and ``flat`` for all rows (a mapping's thresholds).
     """
     n, K = Z.shape
     if K > DENSE_K:
-        out = np.zeros((n, K), Z.dtype)
-        flat(np.ascontiguousarray(Z), out)
-        return out
-    out = np.empty((n, K), Z.dtype)
+        if out is None:
+            out = np.zeros((n, K), Z.dtype)
+        values = flat(np.ascontiguousarray(Z), out)
+        return (out, values) if row_values else out
+    if out is None:
+        out = np.empty((n, K), Z.dtype)
+    values = np.empty(n, Z.dtype) if row_values else None
     size = min(n, max(1, DENSE_BLOCK // K)) * K
     scratch = tuple(np.empty(size, dtype) for dtype in scratch_dtypes)
     for start, stop in row_blocks(n, K, DENSE_BLOCK):
@@ -66,8 +77,10 @@ def map_rows(Z, shape, name, flat, dense, scratch_dtypes):
         UT = scratch[0][: Zb.size].reshape(K, -1)
         np.copyto(UT, Zb.T)
         zmax = checked_block_max(Z, start, Zb, shape, name, np.maximum.reduce(UT, axis=0))
-        dense(UT, zmax, out[start:stop], scratch)
-    return out
+        found = dense(UT, zmax, out[start:stop], scratch)
+        if row_values:
+            values[start:stop] = found
+    return (out, values) if row_values else out
 
 
 def half_maxima_low(UT):

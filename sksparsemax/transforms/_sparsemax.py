@@ -6,6 +6,7 @@ from . import _array_api as _xp
 from . import _backend
 from ._blocks import (
     DENSE_BLOCK,
+    DENSE_K,
     block_candidates,
     checked_block_max,
     flat_segments,
@@ -13,12 +14,10 @@ from ._blocks import (
     map_rows,
     padded_buckets,
     row_blocks,
-    row_max,
 )
 from ._validation import (
     as_float_array,
     batch_from_rows,
-    checked_row_max,
     from_rows,
     pair_to_rows,
     raise_invalid_row,
@@ -26,129 +25,12 @@ from ._validation import (
 )
 
 
-def _row_sum(A):
-    return np.einsum("ij->i", A)
-
-
-def _newton_threshold(Y, tau):
-    """Newton's method for ``sum_i [y_i - tau]_+ = 1`` on each row of ``Y``.
-
-    ``tau`` (n,) must be a lower bound of the root (so ``f(tau) >= 0``). From
-    the left, Newton's iterates on this convex, decreasing, piecewise-linear
-    function increase monotonically and reach the root exactly in finitely
-    many steps; each step is ``tau = (sum_{y_i > tau} y_i - 1) / |S|`` and a
-    row has converged when its support ``S`` stops changing, so the result is
-    the closed form of Martins & Astudillo (2016) for the final support.
-    Converged rows are dropped once they are a quarter of the active ones.
-    """
-    n, m = Y.shape
-    tau = tau.copy()
-    size = np.empty(n, dtype=Y.dtype)
-    M = np.empty_like(Y)
-    rows = None  # None: every row still active, in its original place
-    sub = Y
-    prev = None
-    for _ in range(m + 2):  # the support shrinks at every step
-        k = sub.shape[0]
-        t = tau if rows is None else tau[rows]
-        Mv = M[:k]
-        np.greater(sub, t[:, None], out=Mv)
-        cnt = _row_sum(Mv)
-        # sum of the entries above t (finite: masks were raised to -2)
-        new_t = (np.einsum("ij,ij->i", sub, Mv) - 1) / cnt
-        if rows is None:
-            tau, size = new_t, cnt
-        else:
-            tau[rows], size[rows] = new_t, cnt
-        if prev is not None:
-            active = cnt != prev
-            n_active = np.count_nonzero(active)
-            if n_active == 0:
-                break
-            if 4 * n_active <= 3 * k:
-                idx = np.flatnonzero(active)
-                rows = idx if rows is None else rows[idx]
-                sub = np.take(sub, idx, axis=0)
-                cnt = cnt[idx]
-        prev = cnt
-    return tau, size.astype(np.intp)
-
-
-def _newton_segments(vals, starts, counts, dtype):
-    """Newton's method for ``sum_i [y_i - tau]_+ = 1`` on segments of ``vals``.
-
-    ``vals`` holds, row after row, the candidates ``y > -1`` of every row
-    (row ``r`` is ``vals[starts[r]:starts[r] + counts[r]]``, never empty).
-    ``tau = -1`` is a lower bound of every root, and every candidate lies
-    above it, so the first step is ``tau = (sum y - 1) / count``; each step is
-    then ``tau = (sum_{y > tau} y - 1) / |{y > tau}|`` (Michelot's fixed point,
-    which is Newton's method from the left): the iterates increase, stay
-    below the root and stop, when no support changes, at the closed form of
-    Martins & Astudillo (2016) for the final support.
-    """
-    tau = ((np.add.reduceat(vals, starts) - 1) / counts).astype(dtype, copy=False)
-    prev = counts
-    for _ in range(int(counts.max()) + 1):  # a support shrinks at every step
-        above = vals > np.repeat(tau, counts)
-        cnt = np.add.reduceat(above, starts, dtype=np.intp)
-        if np.array_equal(cnt, prev):
-            break
-        total = np.add.reduceat(np.where(above, vals, 0), starts)
-        tau = ((total - 1) / cnt).astype(dtype, copy=False)
-        prev = cnt
-    return tau, prev
-
-
-def _simplex_threshold(Zs):
-    """Threshold of the projection of each row of ``Zs`` onto the simplex.
-
-    ``Zs`` (n, K), C-contiguous, holds scores shifted so that every row
-    maximum is 0, with ``-inf`` masks; it may be modified in place (entries
-    below -1 may be raised to -2, which changes no result: they are never in
-    the support because the threshold is at least ``max z - 1 = -1``).
-
-    Only the candidates ``z > -1`` can be in the support. For wide rows
-    (K > 32) where they are a minority (the usual case: a few per row for
-    standard-normal scores) they are gathered into one flat vector and the
-    Newton iteration runs on its row segments (:func:`_newton_segments`);
-    otherwise it runs on the whole matrix (:func:`_newton_threshold`). Either way the result is the
-    closed form for the final support.
-
-    Returns
-    -------
-    tau : ndarray of shape (n,)
-        Threshold in the shifted units.
-    support_size : ndarray of shape (n,), dtype intp
-    """
-    n, K = Zs.shape
-    if n == 0:
-        return np.empty(0, Zs.dtype), np.empty(0, np.intp)
-    flat = np.flatnonzero(Zs > -1) if K > 32 else None
-    if flat is None or 2 * flat.size > n * K:
-        # Narrow or dense rows: Newton on the whole matrix, from the best of
-        # the two free lower bounds -1 and (sum z - 1) / K.
-        total = _row_sum(Zs)
-        if not np.isfinite(total).all():  # -inf masks (or sums overflowing)
-            np.maximum(Zs, -2, out=Zs)
-            total = _row_sum(Zs)
-        tau0 = np.maximum((total - 1) / K, -1).astype(Zs.dtype, copy=False)
-        return _newton_threshold(Zs, tau0)
-    vals = Zs.ravel()[flat]
-    rows = flat // K
-    # every row has a candidate (its maximum, 0): segment starts are where
-    # the row index changes
-    starts = np.empty(n, dtype=np.intp)
-    starts[0] = 0
-    starts[1:] = np.flatnonzero(rows[1:] != rows[:-1]) + 1
-    counts = np.diff(starts, append=flat.size)
-    return _newton_segments(vals, starts, counts, Zs.dtype)
-
-
 def _sparsemax_compiled(kern, Z, shape, name, write_out):
     """Sparsemax of the rows ``Z`` by the compiled kernel (numba backend).
 
-    Returns ``(P, zmax, tau, size)`` as :func:`_sparsemax_rows`, with ``P``
-    the probabilities already (``None`` unless ``write_out``).
+    Returns ``(P, zmax, tau, size)``: the probabilities (``None`` unless
+    ``write_out``), the row maxima, the thresholds in units of the scores
+    shifted by them, and the support sizes.
     """
     Z = np.ascontiguousarray(Z)
     n, K = Z.shape
@@ -158,32 +40,35 @@ def _sparsemax_compiled(kern, Z, shape, name, write_out):
     zmax = np.empty(n, Z.dtype)
     bad = kern.sparsemax_rows(Z, P, tau, size, zmax, write_out)
     raise_invalid_row(Z, shape, name, zmax, bad)
-    return (P if write_out else None), zmax.reshape(-1, 1), tau, size
+    return (P if write_out else None), zmax, tau, size
 
 
-#: Entries per row block of :func:`shifted_sparsemax_threshold` (1 MiB of float64).
-_THRESHOLD_BLOCK_ENTRIES = 2**17
+#: Entries per row block of :func:`shifted_sparsemax_inplace` on rows longer
+#: than ``DENSE_K`` (4 MiB of float64): the flat path's temporaries (the
+#: candidates, their indices) then take a block's size, not the size of Zs.
+_INPLACE_BLOCK_ENTRIES = 2**19
 
 
-def shifted_sparsemax_threshold(Zs):
-    """Thresholds of rows already validated and shifted to a maximum of 0.
+def shifted_sparsemax_inplace(Zs):
+    """Overwrite rows already validated and shifted to a maximum of 0 with their sparsemax.
 
-    For the losses, which shift their scores themselves: no copy of ``Zs``
-    (n, K), C-contiguous, which may be modified in place (entries below -1
-    raised to -2, which changes no result). Returns ``tau`` (n,) in the
-    shifted units.
+    For the losses, which shift their scores themselves and need the
+    probabilities where the scores were: ``Zs`` (n, K), C-contiguous,
+    becomes ``sparsemax(Zs)`` with no (n, K) temporary. Returns ``tau``
+    (n,), the thresholds in the shifted units. The NumPy path is the
+    mapping's (:func:`_sparsemax_numpy`), written in place.
     """
     if _backend.kernels() is not None:
-        return sparsemax_threshold(Zs, axis=1)[0]
-    # In row blocks: the NumPy iteration's temporaries (a mask, the active
-    # rows) then take a block's size, not the size of Zs.
+        tau = sparsemax_threshold(Zs, axis=1)[0]
+        Zs -= tau[:, None]
+        np.maximum(Zs, 0, out=Zs)
+        return tau
     n, K = Zs.shape
-    step = max(1, _THRESHOLD_BLOCK_ENTRIES // max(K, 1))
-    if n <= step:
-        return _simplex_threshold(Zs)[0]
+    step = n if K <= DENSE_K else max(1, _INPLACE_BLOCK_ENTRIES // K)
     tau = np.empty(n, dtype=Zs.dtype)
     for start in range(0, n, step):
-        tau[start : start + step] = _simplex_threshold(Zs[start : start + step])[0]
+        block = Zs[start : start + step]
+        tau[start : start + step] = _sparsemax_numpy(block, block.shape, "Z", out=block)[1]
     return tau
 
 
@@ -198,7 +83,8 @@ def _dense_block(UT, zmax, Pb, scratch):
     along contiguous rows of length b. Newton's iteration
     (:func:`_newton_columns`) starts from the best of three lower bounds of
     the threshold: -1, ``(sum z - 1) / K`` and the threshold of the maxima
-    of two halves of the row (:func:`_pair_bound`).
+    of two halves of the row (:func:`_pair_bound`). Returns the thresholds
+    (b,), in the units of the scores.
     """
     K, b = UT.shape
     # finite - max, and the sum of huge negative entries, may overflow to -inf
@@ -215,6 +101,7 @@ def _dense_block(UT, zmax, Pb, scratch):
     tau = _newton_columns(UT, tau, scratch[1][: b * K].reshape(K, b))
     UT -= tau
     np.maximum(UT, 0, out=Pb.T)
+    return tau + zmax
 
 
 def _newton_columns(UT, tau, W):
@@ -222,10 +109,13 @@ def _newton_columns(UT, tau, W):
 
     ``tau`` (b,) holds lower bounds of the thresholds, at least -1, and
     ``UT`` finite entries; ``W`` is a scratch array of ``UT``'s shape and
-    dtype. As :func:`_newton_threshold` along columns: Michelot's fixed
-    point runs on the columns whose support still changes (gathered once a
-    quarter have finished) and stops at the closed form of the final
-    support. The support's mask is kept in the dtype of the scores, so that
+    dtype. Each step is ``tau = (sum_{u > tau} u - 1) / |{u > tau}|``
+    (Michelot's fixed point, which is Newton's method on the convex,
+    decreasing, piecewise-linear ``sum_i [u_i - tau]_+ - 1`` from the left):
+    the iterates increase, stay below the root and stop, when no support
+    changes, at the closed form of Martins & Astudillo (2016) for the final
+    support. The step runs on the columns whose support still changes
+    (gathered once a quarter have finished). The support's mask is kept in the dtype of the scores, so that
     the support's sum is one ``einsum`` (a product with a boolean mask costs
     a conversion per entry).
     """
@@ -271,14 +161,16 @@ def _pair_bound(UT):
 
 
 def _flat_rows(Z, shape, name, out):
-    """Sparsemax of the wide rows ``Z`` into the zero array ``out``.
+    """Sparsemax of the wide rows ``Z`` into ``out``, a zero array or ``Z`` itself.
 
     Only the candidates ``z > max z - 1`` can be in the support (the
     threshold is at least ``max z - 1``); they are gathered row after row
     (:func:`._blocks.block_candidates`, a few per row for standard-normal
     scores), and the rows with about as many candidates are padded into one
     matrix (:func:`._blocks.padded_buckets`), transposed, on which Newton's
-    iteration runs as on narrow rows (:func:`_padded_sparsemax`).
+    iteration runs as on narrow rows (:func:`_padded_sparsemax`). In place
+    (``out`` is ``Z``) the candidates are copied before ``out`` is zeroed.
+    Returns the thresholds (n,).
     """
     n, K = Z.shape
     zmax = np.empty(n, Z.dtype)
@@ -290,8 +182,12 @@ def _flat_rows(Z, shape, name, out):
     idx, starts, counts = flat_segments(found, n, K)
     u = Z.reshape(-1).take(idx)
     u -= np.repeat(zmax, counts)
+    if np.may_share_memory(out, Z):
+        out.fill(0)
+    tau = np.empty(n, Z.dtype)
     for rows, width, src, dst in padded_buckets(counts, starts):
-        out.reshape(-1)[idx[src]] = _padded_sparsemax(u[src], rows.size, width, dst)
+        out.reshape(-1)[idx[src]], tau[rows] = _padded_sparsemax(u[src], rows.size, width, dst)
+    return tau + zmax
 
 
 def _padded_sparsemax(u, m, width, dst):
@@ -303,7 +199,8 @@ def _padded_sparsemax(u, m, width, dst):
     the narrow rows (:func:`_newton_columns`, from the same lower bounds as
     :func:`_dense_block`) then runs along contiguous rows of ``UT``, where
     an iteration on the flat candidates takes a segmented reduction per
-    step. Returns the values of the entries ``u``, in their order.
+    step. Returns the values of the entries ``u``, in their order, and the
+    thresholds (m,).
     """
     padded = np.full((m, width), -2, u.dtype)
     padded.reshape(-1)[dst] = u
@@ -313,34 +210,17 @@ def _padded_sparsemax(u, m, width, dst):
     UT -= tau
     np.maximum(UT, 0, out=UT)
     np.copyto(padded, UT.T)
-    return padded.reshape(-1).take(dst)
+    return padded.reshape(-1).take(dst), tau
 
 
-def _sparsemax_numpy(Z, shape, name):
-    """Sparsemax of the rows ``Z`` (n, K) on the NumPy path, block by block."""
-    return map_rows(Z, shape, name, lambda Zf, out: _flat_rows(Zf, shape, name, out),
-                    _dense_block, (Z.dtype, Z.dtype))
+def _sparsemax_numpy(Z, shape, name, out=None):
+    """Sparsemax of the rows ``Z`` (n, K) on the NumPy path, block by block.
 
-
-def _sparsemax_rows(z, axis, name="z", write_out=True):
-    """Sparsemax of ``z`` viewed as rows.
-
-    Returns ``(P, zmax, tau, size, shape, axis, done)``: with the NumPy
-    backend ``P`` holds the shifted scores ``z - max z`` and ``done`` is
-    False; with the numba backend ``P`` is already the output (``None``
-    unless ``write_out``) and ``done`` is True. ``tau`` is in shifted units.
+    Returns ``(P, tau)``: the probabilities (into ``out`` if given, which may
+    be ``Z`` itself) and the thresholds (n,).
     """
-    z = as_float_array(z, name)
-    Z, shape, axis = to_rows(z, axis, name)
-    kern = _backend.kernels()
-    if kern is not None:
-        P, zmax, tau, size = _sparsemax_compiled(kern, Z, shape, name, write_out)
-        return P, zmax, tau, size, shape, axis, True
-    zmax = checked_row_max(Z, shape, name, row_max(Z))
-    with np.errstate(over="ignore"):  # finite - max may overflow to -inf: a mask
-        P = np.subtract(Z, zmax, order="C")
-    tau, size = _simplex_threshold(P)
-    return P, zmax, tau, size, shape, axis, False
+    return map_rows(Z, shape, name, lambda Zf, P: _flat_rows(Zf, shape, name, P),
+                    _dense_block, (Z.dtype, Z.dtype), out=out, row_values=True)
 
 
 def sparsemax(z, axis=-1):
@@ -414,12 +294,14 @@ def sparsemax(z, axis=-1):
     """
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
         return _xp.sparsemax(z, axis)
-    if _backend.kernels() is not None:
-        P, _, _, _, shape, axis, _ = _sparsemax_rows(z, axis)
-        return from_rows(P, shape, axis)
     z = as_float_array(z)
     Z, shape, axis = to_rows(z, axis)
-    return from_rows(_sparsemax_numpy(Z, shape, "z"), shape, axis)
+    kern = _backend.kernels()
+    if kern is not None:
+        P = _sparsemax_compiled(kern, Z, shape, "z", True)[0]
+    else:
+        P = _sparsemax_numpy(Z, shape, "z")[0]
+    return from_rows(P, shape, axis)
 
 
 def sparsemax_threshold(z, axis=-1):
@@ -457,8 +339,15 @@ def sparsemax_threshold(z, axis=-1):
     """
     if not isinstance(z, np.ndarray) and _xp.is_foreign(z):
         return _xp.sparsemax_threshold(z, axis)
-    _, zmax, tau, size, shape, _, _ = _sparsemax_rows(z, axis, write_out=False)
-    tau = tau + zmax[:, 0]
+    z = as_float_array(z)
+    Z, shape, _ = to_rows(z, axis)
+    kern = _backend.kernels()
+    if kern is not None:
+        _, zmax, tau, size = _sparsemax_compiled(kern, Z, shape, "z", False)
+        tau = tau + zmax
+    else:
+        P, tau = _sparsemax_numpy(Z, shape, "z")
+        size = np.count_nonzero(P, axis=1)
     return batch_from_rows(tau, shape), batch_from_rows(size, shape)
 
 

@@ -97,7 +97,7 @@ _BACKENDS = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
 @pytest.mark.parametrize("loss", [SoftmaxLoss(), SparsemaxLoss()], ids=repr)
 def test_fast_path_allocates_no_score_sized_array(loss, name):
     """After the first call only (n,)- and (K, d)-sized arrays are allocated
-    (and, for the NumPy sparsemax threshold, row blocks of at most 1 MiB)."""
+    (and, for the NumPy sparsemax on wide rows, row blocks of at most 4 MiB)."""
     rng = np.random.default_rng(0)
     n, d, K = 50000, 5, 40
     X = rng.normal(size=(n, d))
@@ -114,21 +114,27 @@ def test_fast_path_allocates_no_score_sized_array(loss, name):
     assert peak < 0.6 * score_array, (peak, score_array)
 
 
-def test_numpy_sparsemax_threshold_in_row_blocks(monkeypatch):
-    """The NumPy threshold of the losses, in row blocks, equals the unblocked one."""
+@pytest.mark.parametrize("K", [7, 30])
+def test_numpy_sparsemax_in_place_in_row_blocks(monkeypatch, K):
+    """The losses' NumPy sparsemax in place (in row blocks on wide rows) equals the mapping."""
     from sksparsemax.transforms import _sparsemax as module
 
     rng = np.random.default_rng(3)
-    Z = rng.normal(size=(103, 7)) * 3
+    Z = rng.normal(size=(103, K)) * 3
     Z[::5, 2] = -np.inf  # masks
-    for K_block in (7, 21, 700):  # one row, 3 rows, all rows per block
-        monkeypatch.setattr(module, "_THRESHOLD_BLOCK_ENTRIES", K_block)
+    Z[::7] *= 0.05  # rows whose every entry is a candidate
+    ref = transforms.sparsemax(Z, axis=1)
+    tau_ref = transforms.sparsemax_threshold(Z, axis=1)[0]
+    for rows in (1, 3, 103):  # one row, 3 rows, all rows per block
+        monkeypatch.setattr(module, "_INPLACE_BLOCK_ENTRIES", rows * K)
         with transforms.backend("numpy"):
-            Zs = Z - Z.max(axis=1, keepdims=True)
-            tau = module.shifted_sparsemax_threshold(Zs)
-        P = np.maximum(Z - Z.max(axis=1, keepdims=True) - tau[:, None], 0)
+            zmax = Z.max(axis=1, keepdims=True)
+            P = Z - zmax
+            tau = module.shifted_sparsemax_inplace(P)
         np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
-        np.testing.assert_allclose(P, transforms.sparsemax(Z, axis=1), atol=1e-15)
+        np.testing.assert_allclose(P, ref, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(tau + zmax[:, 0], tau_ref, rtol=0, atol=1e-14)
+        np.testing.assert_array_equal(P, np.maximum(Z - zmax - tau[:, None], 0))
 
 
 def _sparse_with_empty_columns(seed=0, n=80, d=40, K=3):
