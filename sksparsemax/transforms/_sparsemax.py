@@ -98,7 +98,10 @@ def _dense_block(UT, zmax, Pb, scratch):
         np.maximum(UT, -2, out=UT)
         total = np.add.reduce(UT, axis=0)
     tau = np.maximum((total - 1) / K, _pair_bound(UT))
-    tau = _newton_columns(UT, tau, scratch[1][: b * K].reshape(K, b))
+    # The output block is free until the last line (in place, its scores
+    # are in UT already): the iteration's mask lives there, which saves a
+    # scratch buffer of a block's size.
+    tau = _newton_columns(UT, tau, Pb.reshape(K, b))
     UT -= tau
     np.maximum(UT, 0, out=Pb.T)
     return tau + zmax
@@ -220,7 +223,7 @@ def _sparsemax_numpy(Z, shape, name, out=None):
     be ``Z`` itself) and the thresholds (n,).
     """
     return map_rows(Z, shape, name, lambda Zf, P: _flat_rows(Zf, shape, name, P),
-                    _dense_block, (Z.dtype, Z.dtype), out=out, row_values=True)
+                    _dense_block, (Z.dtype,), out=out, row_values=True)
 
 
 def sparsemax(z, axis=-1):
