@@ -62,6 +62,9 @@ def map_rows(Z, shape, name, flat, dense, scratch_dtypes, out=None, row_values=F
     and ``flat`` for all rows (a mapping's thresholds).
     """
     n, K = Z.shape
+    if n == 0:  # no rows: no block, no candidate
+        out = np.empty((0, K), Z.dtype) if out is None else out
+        return (out, np.empty(0, Z.dtype)) if row_values else out
     if K > DENSE_K:
         if out is None:
             out = np.zeros((n, K), Z.dtype)

@@ -64,7 +64,7 @@ def shifted_sparsemax_inplace(Zs):
         np.maximum(Zs, 0, out=Zs)
         return tau
     n, K = Zs.shape
-    step = n if K <= DENSE_K else max(1, _INPLACE_BLOCK_ENTRIES // K)
+    step = max(1, n) if K <= DENSE_K else max(1, _INPLACE_BLOCK_ENTRIES // K)
     tau = np.empty(n, dtype=Zs.dtype)
     for start in range(0, n, step):
         block = Zs[start : start + step]
@@ -118,9 +118,9 @@ def _newton_columns(UT, tau, W):
     the iterates increase, stay below the root and stop, when no support
     changes, at the closed form of Martins & Astudillo (2016) for the final
     support. The step runs on the columns whose support still changes
-    (gathered once a quarter have finished). The support's mask is kept in the dtype of the scores, so that
-    the support's sum is one ``einsum`` (a product with a boolean mask costs
-    a conversion per entry).
+    (gathered once a quarter have finished). The support's mask is kept in
+    the dtype of the scores, so that the support's sum is one ``einsum`` (a
+    product with a boolean mask costs a conversion per entry).
     """
     K = UT.shape[0]
     cols, sub, t, prev = None, UT, tau, None

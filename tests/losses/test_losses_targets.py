@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from sksparsemax import transforms
 from sksparsemax.losses import (
     SoftmaxLoss,
     SparsemaxLoss,
@@ -73,6 +74,19 @@ def test_empty_target():
     t = check_target(np.zeros(0, dtype=int), 0, 3)
     assert t.indices.shape == (0,)
     assert SparsemaxLoss().loss(np.zeros((0, 3)), np.zeros((0, 3))).shape == (0,)
+
+
+@pytest.mark.parametrize("backend_name", ["numpy", "numba"])
+@pytest.mark.parametrize("K", [5, 30])  # the NumPy path's dense and flat rows
+def test_empty_batch_loss_gradient_in_place(backend_name, K):
+    # The in-place evaluation (out=) of the NumPy sparsemax loss splits the
+    # rows into blocks: with no rows there is no block.
+    if backend_name == "numba":
+        pytest.importorskip("numba")
+    Z = np.zeros((0, K))
+    with transforms.backend(backend_name):
+        losses, G = SparsemaxLoss().loss_gradient(Z, np.zeros(0, dtype=int), out=np.empty((0, K)))
+    assert losses.shape == (0,) and G.shape == (0, K)
 
 
 # ---------------------------------------------------------------- errors

@@ -557,10 +557,11 @@ class TestEdgeCases:
     def test_integers_become_float64(self, use_backend, f):
         assert f(np.array([[3, 1, 0]])).dtype == np.float64
 
-    def test_empty_batch(self, use_backend, f):
+    @pytest.mark.parametrize("K", [5, 30])  # the dense and the flat NumPy paths
+    def test_empty_batch(self, use_backend, f, K):
         for dtype in (np.float32, np.float64):
-            p = f(np.empty((0, 5), dtype=dtype))
-            assert p.shape == (0, 5) and p.dtype == dtype
+            p = f(np.empty((0, K), dtype=dtype))
+            assert p.shape == (0, K) and p.dtype == dtype
 
     def test_k_equals_one(self, use_backend, f):
         np.testing.assert_array_equal(f(np.array([[-3.0], [5.0], [1e300]])), [[1.0]] * 3)

@@ -330,8 +330,9 @@ def test_empty_batch(name, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_empty_batch_threshold_and_jvp(dtype):
-    tau, size = sparsemax_threshold(np.empty((0, 4), dtype=dtype))
-    assert tau.shape == (0,) and size.shape == (0,) and tau.dtype == dtype
+    for K in (4, 30):  # the dense and the flat NumPy paths
+        tau, size = sparsemax_threshold(np.empty((0, K), dtype=dtype))
+        assert tau.shape == (0,) and size.shape == (0,) and tau.dtype == dtype
     for name, (_, jvp) in JVPS.items():
         out = jvp(np.empty((0, 4), dtype), np.empty((0, 4), dtype))
         assert out.shape == (0, 4) and out.dtype == dtype, name
