@@ -104,7 +104,7 @@ def _warm_up(sparse=False):
 
     cold = _numba_cache_cold()
     if cold:
-        _progress("compiling the numba kernels (first run only, up to a minute) ...")
+        _progress("compiling the numba kernels (first run only: the numba cache keeps them) ...")
     start = time.perf_counter()
     z = np.array([[0.5, 0.2, -0.1], [1.0, 0.0, -1.0]])
     for func in (softmax, sparsemax, entmax15):
