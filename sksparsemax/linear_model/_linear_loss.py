@@ -13,6 +13,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from ..losses._targets import resolve_target
 from ..transforms import _backend
+from ..transforms._blocks import copy_transposed
 from ._layout import CoefLayout
 
 
@@ -170,7 +171,7 @@ class LinearModelLoss:
         out_W, out_b = self.weight_intercept(out, n_classes)
         if sp.issparse(X):
             # CSR.T is CSC and vice versa, both fast with a dense R.
-            out_W[...] = (X.T @ R).T
+            copy_transposed(np.asarray(X.T @ R), out_W)
         elif R.dtype == X.dtype == np.float64:
             # R.T @ X straight into the packed weights: the product (and the
             # orientation) LogisticRegression's loss computes, one GEMM whose

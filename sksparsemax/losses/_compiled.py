@@ -11,6 +11,7 @@ This module imports NumPy only; the kernels themselves import numba.
 import numpy as np
 import scipy.sparse as sp
 
+from ..transforms._blocks import copy_transposed
 from ..transforms._validation import raise_invalid_row
 
 #: Dense ``X`` goes through the one-pass kernel while the K x d gradient
@@ -28,7 +29,6 @@ MIN_FUSED_WORK = 2**18
 MIN_ROWS_ENTRIES = 2**14
 
 _EMPTY_INDICES = np.empty(0, dtype=np.intp)
-
 
 class CompiledLoss:
     """The compiled loss and gradient of a loss, on score rows or linear scores.
@@ -145,7 +145,7 @@ class CompiledLoss:
             task = (X.data, X.indices, X.indptr, Wt, b, y, Q, tterm, weights,
                     scale, grad_Wt, grad_b)
             value, bad = self.kernel(task, self.params)
-            grad_W[...] = grad_Wt.T
+            copy_transposed(grad_Wt, grad_W)
         else:
             W = np.ascontiguousarray(W, dtype=np.float64)
             task = (X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b)
