@@ -418,23 +418,32 @@ def bench_multilabel(data_dir, args):
         summary.append((name, rows))
         n, d = X_train.shape
         # L-BFGS's features: at most n in the row space of X (used when d >= 2n).
-        shapes.append((name, min(n, d) if d >= 2 * n else d, Y_train.shape[1], rows[0]["peak"]))
+        shapes.append((name, n, min(n, d) if d >= 2 * n else d, Y_train.shape[1],
+                       rows[0]["peak"]))
     if shapes:
-        # What the joint model must hold and one-vs-rest need not: the L-BFGS
-        # history of all labels' coefficients at once (10 pairs of K (d + 1)
-        # floats, against d + 1 per label) and the d x d whitening factor (d:
-        # the features L-BFGS works on).
+        # What the joint model holds during the whole fit and one-vs-rest
+        # holds one label's share of (or, for the target, in a sparse binary
+        # form): the L-BFGS history of all labels' coefficients at once (10
+        # pairs of K (d + 1) floats, against d + 1 per label), the d x d
+        # whitening factor (d: the features L-BFGS works on) and the label
+        # proportions, a dense n x K float64 matrix that every evaluation
+        # reads. Their sum next to twice the one-vs-rest peak says how much
+        # is left for the rest (the solver's coefficient vectors, K (d + 1)
+        # each, the evaluations' temporaries).
         print("\n== multi-label memory: what the joint model holds (MiB) ==")
         print(f"{'data set':10s} {'OvR peak':>9s} {'2x OvR':>7s} {'joint history':>14s} "
-              f"{'OvR history':>12s} {'d x d factor':>13s}")
-        for name, d, K, ovr_peak in shapes:
+              f"{'OvR history':>12s} {'d x d factor':>13s} {'n x K target':>13s} "
+              f"{'sum':>6s}")
+        for name, n, d, K, ovr_peak in shapes:
             mib = 2.0**20
+            sizes = dict(joint_history=20 * K * (d + 1) * 8, factor=d * d * 8,
+                         target=n * K * 8)
             print(f"{name:10s} {ovr_peak / mib:9.2f} {2 * ovr_peak / mib:7.2f} "
-                  f"{20 * K * (d + 1) * 8 / mib:14.2f} {20 * (d + 1) * 8 / mib:12.2f} "
-                  f"{d * d * 8 / mib:13.2f}")
+                  f"{sizes['joint_history'] / mib:14.2f} {20 * (d + 1) * 8 / mib:12.2f} "
+                  f"{sizes['factor'] / mib:13.2f} {sizes['target'] / mib:13.2f} "
+                  f"{sum(sizes.values()) / mib:6.2f}")
             RESULTS.setdefault("multilabel_memory", {})[name] = dict(
-                ovr_peak=ovr_peak, joint_history=20 * K * (d + 1) * 8,
-                ovr_history=20 * (d + 1) * 8, factor=d * d * 8)
+                ovr_peak=ovr_peak, ovr_history=20 * (d + 1) * 8, **sizes)
     if summary:
         print("\n== multi-label summary: fit time / OvR(LR, lbfgs) fit time "
               "(target for SparsemaxMultiLabel: <= 0.5); iterations ==")

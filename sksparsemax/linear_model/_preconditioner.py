@@ -43,6 +43,7 @@ are small (row-normalised text), the second alone when they are large.
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
+from scipy.linalg.blas import dger
 from scipy.linalg.lapack import dtrtri
 
 from ..transforms import _backend
@@ -285,7 +286,7 @@ class GramPreconditioner:
         if self.L_inv is None:
             np.divide(V, self.scale, out=W)
         else:
-            W[...] = _times_lower(V, self.L_inv)
+            _times_lower(V, self.L_inv, W)
         if self.fit_intercept:
             b[...] = c - W @ self.mean
         return w
@@ -323,9 +324,15 @@ class GramPreconditioner:
             else:
                 np.divide(gW, self.scale, out=gV)
             return out
-        R = gW - np.outer(gb, self.mean) if self.fit_intercept else gW
+        if self.fit_intercept:
+            # R = g_W - g_b mu^T, the one (K, d) temporary: a rank-one update
+            # in place (BLAS dger on R^T, Fortran-ordered), where NumPy's
+            # broadcast product would add its iteration buffers.
+            R = dger(-1.0, self.mean, gb, a=gW.copy().T, overwrite_a=1).T
+        else:
+            R = gW
         # g_V = R L^{-T}: the adjoint of V -> V L^{-1}.
-        gV[...] = _times_lower(R, self.L_inv, transposed=True)
+        _times_lower(R, self.L_inv, gV, transposed=True)
         return out
 
     def gradient_and_max(self, g):
@@ -356,24 +363,25 @@ class GramPreconditioner:
 _MIN_KERNEL_FEATURES = 64
 
 
-def _times_lower(V, T, transposed=False):
-    """``V @ T`` (or ``V @ T.T``) for a lower triangular C-ordered ``T`` (d, d).
+def _times_lower(V, T, out, transposed=False):
+    """``out[...] = V @ T`` (or ``V @ T.T``) for a lower triangular C-ordered ``T`` (d, d).
 
     ``V`` has a few rows (one per class), where BLAS runs far below its peak
     and does not skip the zero triangle: the numba backend's blocked
     kernels do both (:func:`sksparsemax.transforms._backend.kernels`).
+    ``out`` (K, d), C-ordered and apart from ``V``, is a view into the packed
+    vector the caller returns, so that no (K, d) temporary is made.
     """
     # For few features BLAS is as fast, and nothing gets compiled.
     kernels = _backend.kernels() if T.shape[0] >= _MIN_KERNEL_FEATURES else None
     if kernels is None:
-        return V @ (T.T if transposed else T)
-    out = np.empty((V.shape[0], T.shape[0]))
+        np.matmul(V, T.T if transposed else T, out=out)
+        return
     V = np.ascontiguousarray(V, dtype=np.float64)
     if transposed:
         kernels.times_lower_transposed(V, T, out)
     else:
         kernels.times_lower(V, T, out)
-    return out
 
 
 def gram_preconditioner(X, n_classes, fit_intercept, l2, sample_weight=None):

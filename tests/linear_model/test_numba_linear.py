@@ -341,16 +341,22 @@ def test_top_k_fits_agree_on_both_backends(layout):
     assert values[0] == pytest.approx(values[1], rel=1e-5)
 
 
-@pytest.mark.parametrize("d", [1, 3, 4, 5, 9, 34])
+@pytest.mark.parametrize("backend_name", ["numba", "numpy"])
+@pytest.mark.parametrize("d", [1, 3, 4, 5, 9, 34, 64, 71, 130])
 @pytest.mark.parametrize("K", [1, 2, 3, 6])
-def test_triangular_products_equal_dense_products(d, K):
+def test_triangular_products_equal_dense_products(d, K, backend_name):
+    # From 64 features (_MIN_KERNEL_FEATURES) the numba backend runs its
+    # blocked kernels, below BLAS; both write into a given (K, d) view.
     rng = np.random.default_rng(d * 10 + K)
     T = np.tril(rng.normal(size=(d, d)))
     V = rng.normal(size=(K, d))
-    np.testing.assert_allclose(_times_lower(V, T), V @ T, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(
-        _times_lower(V, T, transposed=True), V @ T.T, rtol=1e-12, atol=1e-12
-    )
+    for transposed, expected in ((False, V @ T), (True, V @ T.T)):
+        packed = np.full(K * d + 2, np.nan)
+        out = packed[: K * d].reshape(K, d)
+        with backend(backend_name):
+            _times_lower(V, T, out, transposed=transposed)
+        np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+        assert np.isnan(packed[K * d :]).all()
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])

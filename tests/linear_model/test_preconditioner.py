@@ -335,3 +335,47 @@ def test_preconditioner_keeps_one_d_by_d_matrix_and_the_path_its_moments_until_l
     np.testing.assert_allclose(final.L_inv, pre.L_inv, rtol=0, atol=1e-12 * np.abs(pre.L_inv).max())
     with pytest.raises(ValueError, match="last=True"):
         at(1e-4)
+
+
+@pytest.mark.parametrize("backend_name", ["numba", "numpy"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("d", [30, 103])
+def test_whitening_maps_make_at_most_one_coefficient_sized_temporary(d, fit_intercept, backend_name):
+    """``coef`` writes W = V L^{-1} into the vector it returns, ``gradient``
+    forms g_W - g_b mu^T once and writes its product into its output: beyond
+    the returned vector, at most one temporary as long as the coefficients
+    (and values equal to the dense formulas)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(d)
+    K = 14
+    X = rng.standard_normal((400, d)) @ rng.standard_normal((d, d))
+    with backend(backend_name):
+        pre = gram_preconditioner(X, K, fit_intercept, 1e-3)
+        assert pre.L_inv is not None
+        n_coef = K * (d + int(fit_intercept))
+        v, g = rng.standard_normal(n_coef), rng.standard_normal(n_coef)
+        pre.coef(v), pre.gradient(g)  # first calls: compilation, caches
+        peaks = []
+        for f, arg in ((pre.coef, v), (pre.gradient, g)):
+            tracemalloc.start()
+            result = f(arg)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+            assert result.shape == (n_coef,)
+    vector = 8 * n_coef
+    assert peaks[0] < 1.5 * vector  # the returned vector only
+    assert peaks[1] < 2.5 * vector  # and R
+    # The dense formulas: w = (V L^{-1}, c - W mu), g_v = ((g_W - g_b mu^T) L^{-T}, g_b).
+    L_inv = pre.L_inv
+    V = v[: K * d].reshape(K, d)
+    W = V @ L_inv
+    expected_w = np.concatenate([W.ravel(), v[K * d :] - W @ pre.mean]) if fit_intercept else W.ravel()
+    np.testing.assert_allclose(pre.coef(v), expected_w, rtol=1e-12, atol=1e-12)
+    GW = g[: K * d].reshape(K, d)
+    if fit_intercept:
+        GW = GW - np.outer(g[K * d :], pre.mean)
+    expected_g = (GW @ L_inv.T).ravel()
+    if fit_intercept:
+        expected_g = np.concatenate([expected_g, g[K * d :]])
+    np.testing.assert_allclose(pre.gradient(g), expected_g, rtol=1e-12, atol=1e-12)
