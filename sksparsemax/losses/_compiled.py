@@ -30,6 +30,7 @@ MIN_ROWS_ENTRIES = 2**14
 
 _EMPTY_INDICES = np.empty(0, dtype=np.intp)
 
+
 class CompiledLoss:
     """The compiled loss and gradient of a loss, on score rows or linear scores.
 

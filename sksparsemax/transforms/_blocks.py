@@ -33,7 +33,6 @@ def row_blocks(n, K, entries=BLOCK_ENTRIES):
         yield start, min(n, start + step)
 
 
-
 #: Entries per block of :func:`copy_transposed` (float64: 128 KiB).
 TRANSPOSE_BLOCK = 2**14
 
@@ -44,7 +43,7 @@ def copy_transposed(src, dst):
     NumPy copies ``src.T`` as a whole along the rows of ``dst``, each one a
     walk through all of ``src`` with a stride of K entries; in blocks of
     columns of ``dst`` the rows of ``src`` that a block reads stay in the
-    cache (a quarter of the time with 20 classes).
+    cache.
 
     Examples
     --------

@@ -328,6 +328,23 @@ def test_sparsemax_long_rows(use_backend, K, masks):
     _assert_uniform_on_huge_ties(T.sparsemax, z)
 
 
+@pytest.mark.parametrize("d, K", [(0, 3), (5, 1), (1000, 3), (4000, 20), (7, 20000)])
+@pytest.mark.parametrize("src_dtype", [np.float64, np.float32])
+def test_copy_transposed_equals_the_transpose(d, K, src_dtype):
+    # The blocked transposed copy (the linear models' (d, K) products into
+    # their packed (K, d) weights): every entry exactly, in blocks of several
+    # rows of src (4000 x 20: 5 blocks), one row each (7 x 20000), one
+    # block or none; dst's entries outside its view untouched.
+    from sksparsemax.transforms._blocks import copy_transposed
+
+    src = np.random.default_rng(d + K).standard_normal((d, K)).astype(src_dtype)
+    packed = np.full(K * d + 3, np.nan)
+    dst = packed[: K * d].reshape(K, d)
+    copy_transposed(src, dst)
+    np.testing.assert_array_equal(dst, src.T.astype(np.float64))
+    assert np.isnan(packed[K * d :]).all()
+
+
 @pytest.mark.parametrize("n, spread", [(5, 1.0), (3000, 1.0), (3000, 30.0)])
 def test_padded_buckets_place_every_candidate_once(n, spread):
     # The rows of candidates padded into matrices (the NumPy sparsemax and
