@@ -43,7 +43,6 @@ are small (row-normalised text), the second alone when they are large.
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
-from scipy.linalg.blas import dger
 from scipy.linalg.lapack import dtrtri
 
 from ..transforms import _backend
@@ -325,10 +324,11 @@ class GramPreconditioner:
                 np.divide(gW, self.scale, out=gV)
             return out
         if self.fit_intercept:
-            # R = g_W - g_b mu^T, the one (K, d) temporary: a rank-one update
-            # in place (BLAS dger on R^T, Fortran-ordered), where NumPy's
-            # broadcast product would add its iteration buffers.
-            R = dger(-1.0, self.mean, gb, a=gW.copy().T, overwrite_a=1).T
+            # R = g_W - g_b mu^T, the one (K, d) temporary: einsum writes the
+            # outer product without the iteration buffers of NumPy's
+            # broadcast product (which would double R on small problems).
+            R = np.einsum("i,j->ij", gb, self.mean)
+            np.subtract(gW, R, out=R)
         else:
             R = gW
         # g_V = R L^{-T}: the adjoint of V -> V L^{-1}.

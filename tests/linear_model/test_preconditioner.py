@@ -339,7 +339,7 @@ def test_preconditioner_keeps_one_d_by_d_matrix_and_the_path_its_moments_until_l
 
 @pytest.mark.parametrize("backend_name", ["numba", "numpy"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("d", [30, 103])
+@pytest.mark.parametrize("d", [103, 200])
 def test_whitening_maps_make_at_most_one_coefficient_sized_temporary(d, fit_intercept, backend_name):
     """``coef`` writes W = V L^{-1} into the vector it returns, ``gradient``
     forms g_W - g_b mu^T once and writes its product into its output: beyond
@@ -364,8 +364,9 @@ def test_whitening_maps_make_at_most_one_coefficient_sized_temporary(d, fit_inte
             tracemalloc.stop()
             assert result.shape == (n_coef,)
     vector = 8 * n_coef
-    assert peaks[0] < 1.5 * vector  # the returned vector only
-    assert peaks[1] < 2.5 * vector  # and R
+    small = 4096  # NumPy's and einsum's bookkeeping, whatever the size
+    assert peaks[0] <= vector + small  # the returned vector only
+    assert peaks[1] <= 2 * vector + small  # and R
     # The dense formulas: w = (V L^{-1}, c - W mu), g_v = ((g_W - g_b mu^T) L^{-T}, g_b).
     L_inv = pre.L_inv
     V = v[: K * d].reshape(K, d)
