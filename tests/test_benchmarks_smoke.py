@@ -352,6 +352,26 @@ def test_performance_page_claim_entmax15_kernel_on_wide_rows():
     assert time_of[(200, 10000), "numba"] < time_of[(200, 10000), "numpy"]
 
 
+def test_performance_page_row_lengths_of_the_kernels_starts():
+    """The Performance page names the row lengths on which the compiled
+    kernels start from the pair bound (8 to 31 entries) and the 1.5-entmax
+    mapping from two Newton steps on the lane maxima (32 to 128): the
+    kernels' constants must say the same."""
+    pytest.importorskip("numba")
+    from sksparsemax.transforms import _numba_entmax15, _numba_kernels
+
+    page = " ".join((ROOT / "docs" / "performance.rst").read_text(encoding="utf-8").split())
+    assert ("the compiled sparsemax and 1.5-entmax kernels on rows of 8 to 31 entries "
+            "start their iteration from the threshold of the maxima of two halves") in page
+    assert ("the compiled 1.5-entmax mapping on rows of 32 to 128 entries starts from two "
+            "Newton steps on the 8 lane maxima") in page
+    assert _numba_kernels._SPARSEMAX_PAIR_BOUND_MIN == 8
+    assert _numba_entmax15._ENTMAX15_PAIR_BOUND_MIN == 8
+    assert _numba_entmax15._BLOCKED_MAX_MIN == 32
+    assert _numba_entmax15._ENTMAX15_NEWTON_MAX == 128
+    assert _numba_entmax15._ENTMAX15_LANE_STEPS == 2
+
+
 def test_machine_record_names_the_cpu_and_numpy_exp_target():
     """The reports' machine record: the CPU model, and NumPy's exp dispatch
     target, one of those NumPy says are available here (None where it does

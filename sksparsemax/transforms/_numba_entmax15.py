@@ -14,21 +14,26 @@ from numba import njit
 
 from ._numba_candidates import entmax15_candidates
 
+# The support size above which the NumPy path sums a 1.5-entmax support in
+# decreasing order (_entmax15_tau_of_support follows the same rule).
+from ._entmax15_numpy import _SORTED_SUPPORT
+
 # The closed form of 1.5-entmax, its sort-based fallback and the sort
 # helpers (also used by normmax) live in ._numba_rows.
 from ._numba_rows import (
     _BLOCKED_MAX_MIN,
+    _INSERTION_MAX,
     _JIT,
     _JIT_INLINE,
     _JIT_REASSOC,
     _block_sum,
     _entmax15_closed_form,
     _entmax15_sorted_tau,
-    _entmax15_support_tau,
-    _entmax15_support_tau_buf,
     _pairwise_row_sum,
     _row_max_and_low,
+    _row_max_of_lanes,
     _row_sum,
+    _sort_desc,
     _store_max,
 )
 
@@ -47,6 +52,10 @@ _ENTMAX15_FLOOR_SLACK = 1e-6
 _ENTMAX15_PAIR_BOUND_MIN = 8
 # entmax15: Newton passes before the sort-based fallback (a handful suffice).
 _ENTMAX15_MAX_PASSES = 40
+# entmax15: rows of at least _BLOCKED_MAX_MIN entries start the Newton
+# iteration from this many Newton steps on their 8 lane maxima
+# (_entmax15_lane_bound); a third step gains too little to pay for itself.
+_ENTMAX15_LANE_STEPS = 2
 
 
 @njit(**_JIT_INLINE)
@@ -143,13 +152,45 @@ def _entmax15_pair_bound(low, m):
 
 
 @njit(**_JIT_INLINE)
+def _entmax15_lane_bound(lanes, m):
+    """A lower bound of the 1.5-entmax threshold from 8 entries ``lanes`` of a row of maximum ``m``.
+
+    As :func:`_entmax15_pair_bound` with 8 entries (the row's lane maxima,
+    :func:`._numba_rows._row_max_of_lanes`): the threshold of a part of a
+    row is at most the row's, and Newton steps from -1 on the part's
+    ``f(t) = sum [u - t]_+^2 - 1``, ``u = (z - m) / 2``, stay below the
+    part's threshold (``f`` is convex and decreasing; a first step from
+    above its root, where the row's maximum is not among the 8, lands
+    below it). On rows of random scores the largest entries are mostly
+    lane maxima, so the bound is near the row's threshold and the Newton
+    iteration over the whole row, which starts from it, takes fewer
+    passes; the steps on 8 values in registers cost less than one such
+    pass. Never below -1, the iteration's own start (a lower bound since
+    the largest ``u`` is 0).
+    """
+    t = -1.0
+    for _ in range(_ENTMAX15_LANE_STEPS):
+        d1 = 0.0
+        d2 = 0.0
+        for r in range(8):
+            d = np.float64((lanes[r] - m) / 2) - t
+            d = d if d > 0 else 0.0
+            d1 += d
+            d2 += d * d
+        if not d1 > 0:  # every lane at or below t (-inf masks)
+            break
+        t += (d2 - 1.0) / (2.0 * d1)
+    return t if t > -1.0 else -1.0
+
+
+@njit(**_JIT_INLINE)
 def _entmax15_newton_tau(Z, i, m, start):
     """Exact threshold of 1.5-entmax of row ``i`` (shifted by its maximum ``m``), sort-free.
 
     ``f(t) = sum_j [u_j - t]_+^2 - 1`` is convex and decreasing up to its
     root ``tau``, so Newton steps from a lower bound (``start``: -1, since
-    the largest ``u`` is 0, or :func:`_entmax15_pair_bound`;
-    :func:`_entmax15_first_step`) increase
+    the largest ``u`` is 0, :func:`_entmax15_pair_bound` or
+    :func:`_entmax15_lane_bound`; :func:`_entmax15_first_step`) increase
     monotonically to ``tau``. Each pass over the row gives the sums for the
     next step and the closed form ``tau_S`` for the support ``S = {u > t}``
     (:func:`_entmax15_closed_form`); ``tau_S`` is the threshold exactly when
@@ -223,6 +264,80 @@ def _entmax15_write_row(Z, i, m, tau, out, rounded, stack, vals):
         out[i, j] = out[i, j] / s
 
 
+@njit(**_JIT)
+def _entmax15_support_tau(Z, i, m, tau, buf):
+    """``tau`` recomputed from its support ``{u > tau}`` in row ``i`` (:func:`_entmax15_tau_of_support`).
+
+    ``buf``: float64 scratch of length 2K.
+    """
+    K = Z.shape[1]
+    c = 0
+    for j in range(K):  # branch-free gather: the test is mispredicted otherwise
+        u = np.float64((Z[i, j] - m) / 2)
+        buf[c] = u
+        c += u > tau
+    return _entmax15_tau_of_support(buf, c, K, tau)
+
+
+@njit(**_JIT)
+def _entmax15_support_tau_buf(buf, n, tau):
+    """:func:`_entmax15_support_tau` from candidates ``buf[:n]`` (row order) that include the support.
+
+    The long rows' kernel keeps the entries that can be in the support in
+    ``buf`` (length at least 2n): the support is gathered from them in
+    place, in the same order, instead of from the whole row.
+    """
+    c = 0
+    for a in range(n):
+        u = buf[a]
+        buf[c] = u
+        c += u > tau
+    return _entmax15_tau_of_support(buf, c, n, tau)
+
+
+@njit(**_JIT_INLINE)
+def _entmax15_tau_of_support(buf, c, off, tau):
+    """The closed form of the support ``buf[:c]`` (row order); large supports summed in decreasing order.
+
+    The closed form cancels (``1 - |S| var``), so the order of its sums
+    shows in the last ulps of ``tau``. Supports of more than
+    ``_SORTED_SUPPORT`` entries are summed in decreasing order, as the NumPy
+    path and the sort-based algorithm sum them, smaller ones in the order of
+    the row, as the NumPy path does: the two backends then agree to about
+    one ulp. Supports of up to two entries are left as they are (``tau`` is
+    returned, as in the NumPy path). ``buf[off:off + c]`` is scratch for the
+    sort (``off >= c``). Inlined into its callers, which are compiled on
+    their own, so these sums are never reassociated.
+    """
+    if c <= 2:
+        return tau
+    s1 = 0.0
+    s2 = 0.0
+    if c <= _SORTED_SUPPORT:
+        for a in range(c):
+            s1 += buf[a]
+            s2 += buf[a] * buf[a]
+        return _entmax15_closed_form(c, s1, s2)
+    if c <= _INSERTION_MAX:
+        # Branch-free sort by rank (ties keep their order): into buf[off:].
+        for a in range(c):
+            x = buf[a]
+            r = 0
+            for b in range(c):
+                y = buf[b]
+                r += (y > x) | ((y == x) & (b < a))
+            buf[off + r] = x
+        for a in range(off, off + c):
+            s1 += buf[a]
+            s2 += buf[a] * buf[a]
+        return _entmax15_closed_form(c, s1, s2)
+    _sort_desc(buf, c)
+    for a in range(c):
+        s1 += buf[a]
+        s2 += buf[a] * buf[a]
+    return _entmax15_closed_form(c, s1, s2)
+
+
 # The two row loops allow reassociation (_JIT_REASSOC): LLVM then vectorises
 # the float sums of _entmax15_sums_row and _entmax15_sums_buf. No other
 # expression of theirs is a chain that it could reorder.
@@ -230,7 +345,13 @@ def _entmax15_write_row(Z, i, m, tau, out, rounded, stack, vals):
 
 @njit(**_JIT_REASSOC)
 def _entmax15_rows_short(Z, out, zmax, taus):
-    """:func:`entmax15_rows` for rows of up to ``_ENTMAX15_NEWTON_MAX`` entries."""
+    """:func:`entmax15_rows` for rows of up to ``_ENTMAX15_NEWTON_MAX`` entries.
+
+    The Newton iteration starts from -1 on rows shorter than
+    ``_ENTMAX15_PAIR_BOUND_MIN``, from :func:`_entmax15_pair_bound` up to
+    ``_BLOCKED_MAX_MIN``, and from :func:`_entmax15_lane_bound` on longer
+    rows, whose maximum is found from 8 lane maxima anyway.
+    """
     n, K = Z.shape
     buf = np.empty(2 * K, dtype=np.float64)
     scratch = np.empty(K, dtype=Z.dtype)
@@ -238,10 +359,16 @@ def _entmax15_rows_short(Z, out, zmax, taus):
     vals = np.empty(128, dtype=out.dtype)
     pair_bound = _ENTMAX15_PAIR_BOUND_MIN <= K < _BLOCKED_MAX_MIN
     for i in range(n):
-        m, low, ok = _row_max_and_low(Z, i, zmax)
-        if not ok:
-            return i
-        start = _entmax15_pair_bound(low, m) if pair_bound else -1.0
+        if K >= _BLOCKED_MAX_MIN:
+            m, lanes, ok = _row_max_of_lanes(Z, i, zmax)
+            if not ok:
+                return i
+            start = _entmax15_lane_bound(lanes, m)
+        else:
+            m, low, ok = _row_max_and_low(Z, i, zmax)
+            if not ok:
+                return i
+            start = _entmax15_pair_bound(low, m) if pair_bound else -1.0
         tau, ok = _entmax15_newton_tau(Z, i, m, start)
         # Calls in the kernel itself (see _JIT_INLINE in ._numba_rows).
         if not ok:

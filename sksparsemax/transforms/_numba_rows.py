@@ -12,10 +12,6 @@ import math
 import numpy as np
 from numba import njit
 
-# The support size above which the NumPy path sums a 1.5-entmax support in
-# decreasing order (_entmax15_support_tau follows the same rule).
-from ._entmax15_numpy import _SORTED_SUPPORT
-
 # cache=True: compiled once, then loaded from __pycache__. numba checks only
 # the timestamp of the file that defines a kernel, not of the helpers it
 # inlines from other modules: after editing a helper (this module, the
@@ -45,7 +41,7 @@ _JIT_FMA = dict(_JIT, fastmath={"contract"})
 # Newton passes (_entmax15_sums_row, _entmax15_sums_buf): reassociation lets
 # LLVM vectorise them. The sums whose order must match the NumPy path's are
 # computed by helpers compiled on their own (_block_sum, _row_sum,
-# _entmax15_support_tau), which these flags do not reach.
+# ._numba_entmax15._entmax15_support_tau), which these flags do not reach.
 _JIT_REASSOC = dict(_JIT, fastmath={"reassoc"})
 
 
@@ -107,34 +103,47 @@ def _row_max(Z, i, zmax):
 
 
 @njit(**_JIT_INLINE)
+def _row_max_of_lanes(Z, i, zmax):
+    """``(m, lanes, ok)`` of row ``i`` (at least 8 entries): its maximum, validity, lane maxima.
+
+    The largest of the maxima of the 8 lanes of the first ``K // 8 * 8``
+    entries (:func:`_lane_maxima`, returned too: 8 entries of the row, from
+    which the 1.5-entmax kernel bounds its threshold) and of the other
+    entries; ``m`` and ``ok`` as :func:`_row_max_and_low` gives them.
+    """
+    K = Z.shape[1]
+    j = K // 8 * 8
+    lanes, nan = _lane_maxima(Z, i, j)
+    m = lanes[0]
+    for r in range(1, 8):
+        m = lanes[r] if lanes[r] > m else m
+    for a in range(j, K):
+        x = Z[i, a]
+        nan |= x != x
+        m = x if x > m else m
+    return m, lanes, _store_max(m, nan, zmax, i)
+
+
+@njit(**_JIT_INLINE)
 def _row_max_and_low(Z, i, zmax):
     """``(m, low, ok)``: maximum of row ``i`` (also stored in ``zmax[i]``), another entry, validity.
 
     ``ok`` is False if the row contains a NaN (then ``zmax[i]`` is NaN, as
     NumPy's ``max`` gives) or if its maximum is not finite (``+inf``, or
     every entry ``-inf``). Rows of at least ``_BLOCKED_MAX_MIN`` entries:
-    the largest of their lane maxima (:func:`_lane_maxima`), and ``low =
-    -inf``. Shorter rows: two running maxima over alternate entries (``m0``
-    from entry 0, ``m1`` from the last one; two chains of dependent
-    compares, each half as long as one); ``m`` is the larger and ``low``
-    the smaller, a different entry of the row when it has two or more (a
-    lower bound of its second largest, from which the sparsemax and
-    1.5-entmax kernels bound their thresholds). Among equal values (0.0 and
-    -0.0) the one kept may differ from the first in row order, which
-    changes no difference ``z - m`` that the kernels use.
+    :func:`_row_max_of_lanes`, and ``low = -inf``. Shorter rows: two running
+    maxima over alternate entries (``m0`` from entry 0, ``m1`` from the last
+    one; two chains of dependent compares, each half as long as one); ``m``
+    is the larger and ``low`` the smaller, a different entry of the row when
+    it has two or more (a lower bound of its second largest, from which the
+    sparsemax and 1.5-entmax kernels bound their thresholds). Among equal
+    values (0.0 and -0.0) the one kept may differ from the first in row
+    order, which changes no difference ``z - m`` that the kernels use.
     """
     K = Z.shape[1]
     if K >= _BLOCKED_MAX_MIN:
-        j = K // 8 * 8
-        lanes, nan = _lane_maxima(Z, i, j)
-        m = lanes[0]
-        for r in range(1, 8):
-            m = lanes[r] if lanes[r] > m else m
-        for a in range(j, K):
-            x = Z[i, a]
-            nan |= x != x
-            m = x if x > m else m
-        return m, -np.inf, _store_max(m, nan, zmax, i)
+        m, _, ok = _row_max_of_lanes(Z, i, zmax)
+        return m, -np.inf, ok
     m0 = Z[i, 0]
     m1 = Z[i, K - 1]
     nan = (m0 != m0) | (m1 != m1)
@@ -436,77 +445,3 @@ def _entmax15_sorted_tau(Z, i, m, buf, taus):
     c = _entmax15_discard(buf, c, su)
     _sort_desc(buf, c)
     return _entmax15_prefix_tau(buf, c, taus)
-
-
-@njit(**_JIT)
-def _entmax15_support_tau(Z, i, m, tau, buf):
-    """``tau`` recomputed from its support ``{u > tau}`` in row ``i`` (:func:`_entmax15_tau_of_support`).
-
-    ``buf``: float64 scratch of length 2K.
-    """
-    K = Z.shape[1]
-    c = 0
-    for j in range(K):  # branch-free gather: the test is mispredicted otherwise
-        u = np.float64((Z[i, j] - m) / 2)
-        buf[c] = u
-        c += u > tau
-    return _entmax15_tau_of_support(buf, c, K, tau)
-
-
-@njit(**_JIT)
-def _entmax15_support_tau_buf(buf, n, tau):
-    """:func:`_entmax15_support_tau` from candidates ``buf[:n]`` (row order) that include the support.
-
-    The long rows' kernel keeps the entries that can be in the support in
-    ``buf`` (length at least 2n): the support is gathered from them in
-    place, in the same order, instead of from the whole row.
-    """
-    c = 0
-    for a in range(n):
-        u = buf[a]
-        buf[c] = u
-        c += u > tau
-    return _entmax15_tau_of_support(buf, c, n, tau)
-
-
-@njit(**_JIT_INLINE)
-def _entmax15_tau_of_support(buf, c, off, tau):
-    """The closed form of the support ``buf[:c]`` (row order); large supports summed in decreasing order.
-
-    The closed form cancels (``1 - |S| var``), so the order of its sums
-    shows in the last ulps of ``tau``. Supports of more than
-    ``_SORTED_SUPPORT`` entries are summed in decreasing order, as the NumPy
-    path and the sort-based algorithm sum them, smaller ones in the order of
-    the row, as the NumPy path does: the two backends then agree to about
-    one ulp. Supports of up to two entries are left as they are (``tau`` is
-    returned, as in the NumPy path). ``buf[off:off + c]`` is scratch for the
-    sort (``off >= c``). Inlined into its callers, which are compiled on
-    their own, so these sums are never reassociated.
-    """
-    if c <= 2:
-        return tau
-    s1 = 0.0
-    s2 = 0.0
-    if c <= _SORTED_SUPPORT:
-        for a in range(c):
-            s1 += buf[a]
-            s2 += buf[a] * buf[a]
-        return _entmax15_closed_form(c, s1, s2)
-    if c <= _INSERTION_MAX:
-        # Branch-free sort by rank (ties keep their order): into buf[off:].
-        for a in range(c):
-            x = buf[a]
-            r = 0
-            for b in range(c):
-                y = buf[b]
-                r += (y > x) | ((y == x) & (b < a))
-            buf[off + r] = x
-        for a in range(off, off + c):
-            s1 += buf[a]
-            s2 += buf[a] * buf[a]
-        return _entmax15_closed_form(c, s1, s2)
-    _sort_desc(buf, c)
-    for a in range(c):
-        s1 += buf[a]
-        s2 += buf[a] * buf[a]
-    return _entmax15_closed_form(c, s1, s2)

@@ -233,13 +233,18 @@ def test_sparsemax_short_rows_from_the_alternate_maxima(use_backend, K, dtype):
 @pytest.mark.parametrize("K", [7, 8, 9, 10, 16, 31, 32])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_entmax15_short_rows_from_the_alternate_maxima(use_backend, K, dtype):
-    z = _rows_around_the_pair_bound(K, dtype)
+    _check_entmax15_on(_rows_around_the_pair_bound(K, dtype))
+
+
+def _check_entmax15_on(z):
+    """entmax15 of the rows ``z`` against the sorted closed form; exact zeros 2 below the maximum."""
     ref = entmax15_sorted(z)
     p = T.entmax15(z)
-    assert p.dtype == dtype
-    atol = 1e-13 if dtype == np.float64 else 2e-6
+    assert p.dtype == z.dtype
+    atol = 1e-13 if z.dtype == np.float64 else 2e-6
     _assert_simplex(p, 10 * atol)
     np.testing.assert_allclose(p, ref, rtol=0, atol=atol)
+    assert np.all(p[z <= z.max(axis=1, keepdims=True) - 2] == 0)  # masks included
 
 
 @pytest.mark.parametrize("K", [8, 9, 10, 24])
@@ -297,6 +302,75 @@ def test_pair_bounds_are_lower_bounds_of_the_thresholds(K):
     assert bounds[tight] == pytest.approx(tau_ref[tight] - zmax[tight], abs=1e-15)
     assert bounds15[tight] == pytest.approx(tau15_ref[tight], abs=1e-15)
     assert np.mean(bounds > -1) > 0.3 and np.mean(bounds15 > -1) > 0.3
+
+
+def _rows_around_the_lane_bound(K, dtype):
+    """Random rows of ``K >= 32`` entries and rows that probe the 1.5-entmax kernel's lane bound.
+
+    On such rows the compiled kernel starts its iteration from Newton steps
+    on the maxima of the 8 lanes ``j = r (mod 8)`` of the first ``K // 8 *
+    8`` entries. Rows where the support is within one lane's maxima, spread
+    over all 8 lanes, larger than the lanes can hold, where the maximum is
+    among the last ``K mod 8`` entries (outside every lane: when ``K`` is
+    not a multiple of 8), where every lane is masked but that maximum,
+    ties, and all entries equal.
+    """
+    rng = np.random.default_rng(K)
+    rows = [_scores(rng, 60, K, s, masks) for s in SCALES for masks in (False, True)]
+    special = np.full((8, K), -5.0)
+    special[0, [0, 8]] = [0.4, 0.0]  # support: two entries of lane 0
+    special[1, :8] = np.linspace(0.0, 0.7, 8)  # one entry per lane
+    special[2, : K // 2] = np.linspace(0.0, 0.05, K // 2)  # wider than the lanes
+    special[3, -1] = 1.0  # the maximum last (outside the lanes if K % 8)
+    special[3, :8] = [0.6, 0.2, -0.5, -3.0, 0.9, 0.0, -1.0, 0.5]
+    special[4, : K // 8 * 8] = -np.inf  # only the last entries left
+    special[4, K // 8 * 8 :] = rng.standard_normal(K % 8)
+    special[4, -1] = 2.0
+    special[5, ::3] = 1.0  # ties at the maximum
+    special[6] = np.round(rng.standard_normal(K))  # ties everywhere
+    special[7] = 0.25  # all tied: all in the support
+    if K % 8 == 0:  # no entry outside the lanes: rows 3 and 4 hold the maximum in lane 7
+        special[4, -8:] = rng.standard_normal(8)
+        special[4, -1] = 2.0
+    return np.concatenate(rows + [special]).astype(dtype)
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+@pytest.mark.parametrize("K", [32, 33, 39, 100, 128])
+def test_entmax15_lane_bound_is_a_lower_bound_of_the_threshold(K):
+    # The compiled 1.5-entmax kernel starts rows of 32 to 128 entries from
+    # Newton steps on the row's 8 lane maxima. Its result is certified
+    # whatever the start, so only its speed depends on the bound being
+    # close, but a bound above the threshold would mean wasted passes from
+    # the wrong side: at least -1, at most the threshold (sorted closed
+    # form), and above -1 on most random rows (a bound that is -1 is no
+    # better than the iteration's own start).
+    from sksparsemax.transforms._numba_entmax15 import _entmax15_lane_bound
+    from sksparsemax.transforms._numba_rows import _row_max_of_lanes
+
+    z = _rows_around_the_lane_bound(K, np.float64)
+    finite = np.isfinite(z).any(axis=1)
+    _, tau15_ref = entmax15_sorted(z, return_tau=True)
+    zmax = np.empty(len(z))
+    found = [_row_max_of_lanes(z, i, zmax) for i in range(len(z))]
+    assert all(ok for _, _, ok in found)
+    np.testing.assert_array_equal(zmax, z.max(axis=1))
+    stop = K // 8 * 8
+    lanes_ref = np.stack([z[:, r:stop:8].max(axis=1) for r in range(8)], axis=1)
+    np.testing.assert_array_equal(np.array([lanes for _, lanes, _ in found]), lanes_ref)
+    bounds = np.array([_entmax15_lane_bound(lanes, m) for m, lanes, _ in found])
+    assert finite.all() and np.all(bounds >= -1)
+    assert np.all(bounds <= tau15_ref + 1e-12)
+    n_random = len(SCALES) * 2 * 60
+    assert np.mean(bounds[:n_random] > -1) > 0.5
+    if K % 8:  # every lane masked: only the last entries are finite
+        assert bounds[-4] == -1
+
+
+@pytest.mark.parametrize("K", [32, 33, 39, 100, 128])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_entmax15_rows_around_the_lane_bound(use_backend, K, dtype):
+    _check_entmax15_on(_rows_around_the_lane_bound(K, dtype))
 
 
 @pytest.mark.parametrize("K", [2047, 2048, 2049, 2055, 20000])
