@@ -354,11 +354,12 @@ def test_performance_page_claim_entmax15_kernel_on_wide_rows():
 
 def test_performance_page_row_lengths_of_the_kernels_starts():
     """The Performance page names the row lengths on which the compiled
-    kernels start from the pair bound (8 to 31 entries) and the 1.5-entmax
-    mapping from two Newton steps on the lane maxima (32 to 128): the
+    kernels start from the pair bound (8 to 31 entries), the 1.5-entmax
+    mapping from two Newton steps on the lane maxima (32 to 128), and the
+    top-k mapping prefilters its candidates (17 and more, k up to 8): the
     kernels' constants must say the same."""
     pytest.importorskip("numba")
-    from sksparsemax.transforms import _numba_entmax15, _numba_kernels
+    from sksparsemax.transforms import _numba_entmax15, _numba_kernels, _numba_top_k
 
     page = " ".join((ROOT / "docs" / "performance.rst").read_text(encoding="utf-8").split())
     assert ("the compiled sparsemax and 1.5-entmax kernels on rows of 8 to 31 entries "
@@ -370,6 +371,11 @@ def test_performance_page_row_lengths_of_the_kernels_starts():
     assert _numba_entmax15._BLOCKED_MAX_MIN == 32
     assert _numba_entmax15._ENTMAX15_NEWTON_MAX == 128
     assert _numba_entmax15._ENTMAX15_LANE_STEPS == 2
+    assert ("the compiled top-k kernel (k up to 8) on rows of 17 entries and more runs its "
+            "selection network only on the entries at least a lower bound") in page
+    assert "on rows of up to 16 entries the network over every entry" in page
+    assert _numba_top_k._PREFILTER_MIN == 17 and _numba_top_k._DENSE_EXP_MAX == 16
+    assert _numba_top_k._NET_K_MAX == 8
 
 
 def test_machine_record_names_the_cpu_and_numpy_exp_target():

@@ -21,21 +21,20 @@ from ._numba_rows import (
 from ._numba_exp import exp_nonpositive
 
 # sparse_softmax: for k up to _NET_K_MAX, the k largest values come from a
-# branch-free compare-exchange network (_push8): on rows shorter than
-# _PREFILTER_MIN every entry goes through it, longer rows only the entries
-# above a lower bound of the k-th largest (_lane_bound). Larger k: the
-# insertion of top_k_row. The loss kernel runs the network on rows of up to
-# _NET_ROW_MAX entries.
+# branch-free compare-exchange network (_push8): on rows of up to
+# _DENSE_EXP_MAX entries every entry goes through it and exp is taken of
+# every entry in one vectorised pass (exp_nonpositive), then masked; on
+# longer rows the network sees only the entries above a lower bound of the
+# k-th largest (_lane_bound), and exp is taken of the k kept entries only.
+# Larger k: the insertion of top_k_row. The loss kernel runs the network on
+# rows of up to _NET_ROW_MAX entries.
 _NET_K_MAX = 8
 _NET_ROW_MAX = 128
-_PREFILTER_MIN = 32
+_DENSE_EXP_MAX = 16
+_PREFILTER_MIN = _DENSE_EXP_MAX + 1
 # _top_k_prefiltered: rows of up to this many entries copy their candidates
 # without a branch, longer rows (where candidates are rare) behind a test.
 _BRANCH_FREE_COPY_MAX = 128
-# sparse_softmax: rows of up to this many entries take exp of every entry in
-# one vectorised pass (exp_nonpositive) and mask it; longer rows take exp of
-# the k kept entries only.
-_DENSE_EXP_MAX = 16
 
 
 @njit(**_JIT_INLINE)
@@ -209,27 +208,6 @@ def top_k_dense(Z, i, k, v, m, out, oi):
 
 
 @njit(**_JIT_INLINE)
-def _top_k_sparse(Z, i, k, v, m, out):
-    """As :func:`top_k_dense`, with exp on the k kept entries only.
-
-    The test of an entry is a branch, taken k times per row: cheaper on long
-    rows than exp of every entry or a list of the kept columns.
-    """
-    K = Z.shape[1]
-    above = 0
-    for j in range(K):
-        above += Z[i, j] > v
-    ties = k - above
-    for j in range(K):
-        x = Z[i, j]
-        out[i, j] = 0
-        if x >= v:
-            if x > v or ties > 0:
-                out[i, j] = np.exp(x - m)
-            ties -= x == v
-
-
-@njit(**_JIT_INLINE)
 def _lane_bound(Z, i, k):
     """``(m, low, nan)``: row ``i``'s maximum, a lower bound of its k-th largest value, a NaN flag.
 
@@ -254,18 +232,17 @@ def _lane_bound(Z, i, k):
 
 
 @njit(**_JIT_INLINE)
-def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, out):
-    """Top-k softmax of row ``i`` from its entries at least ``low`` (at most its k-th largest).
+def _top_k_candidates(Z, i, k, low, bval, bidx):
+    """The k-th largest value ``v`` of row ``i`` from its entries at least ``low`` (at most ``v``).
 
     One pass copies the candidates (values into ``bval``, columns into
     ``bidx``, in row order: a handful on rows of random scores); the
-    network finds the k-th largest value ``v`` among them, which is the
-    row's, since every entry at least ``v`` is a candidate. The row is
-    zeroed and exp is evaluated on the kept candidates only (those above
-    ``v`` and the first ones equal to it: exactly k), which are summed in
-    row order as NumPy's ``add.reduce`` sums the NumPy path's k kept values
-    (sequentially below 8, in pairs of pairs from 8): the two backends
-    differ by the rounding of exp only.
+    network finds the k-th largest value among them, which is the row's,
+    since every entry at least ``v`` is a candidate. Returns ``(v, c)``,
+    ``c`` the number of candidates. (The top-k loss's kernel keeps the
+    network over every entry of its rows, followed by one vectorised exp of
+    the row: with a lane bound and these candidates instead it was no
+    faster, measured on rows of 20 to 100 entries.)
     """
     K = Z.shape[1]
     c = 0
@@ -290,22 +267,43 @@ def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, out):
     b = (ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf)
     for a in range(c):
         b = _push8(b, bval[a])
-    v = _kth(b, k)
+    return _kth(b, k), c
+
+
+@njit(**_JIT_INLINE)
+def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out):
+    """Top-k softmax of row ``i`` from its entries at least ``low`` (at most its k-th largest).
+
+    The candidates and the k-th largest value ``v`` come from
+    :func:`_top_k_candidates`. The row is zeroed and exp is evaluated on the
+    kept candidates only (those above ``v`` and the first ones equal to it:
+    exactly k, gathered less ``m`` into ``kept``, scratch of the row's
+    length and dtype), which are summed in row order as NumPy's
+    ``add.reduce`` sums the NumPy path's k kept values (sequentially below
+    8, in pairs of pairs from 8): the two backends differ by the rounding
+    of exp only.
+    """
+    K = Z.shape[1]
+    v, c = _top_k_candidates(Z, i, k, low, bval, bidx)
     above = 0
     for a in range(c):
         above += bval[a] > v
     ties = k - above
     for j in range(K):
         out[i, j] = 0
-    # The kept candidates move to the front of bval / bidx (p <= a).
+    # The kept candidates move to the front of kept / bidx (p <= a), without
+    # a branch: whether a candidate is kept is mispredicted about once per
+    # row otherwise, which costs more than a store per candidate. (Into
+    # bval itself, a store may hit the entry read next: slower.)
     p = 0
     for a in range(c):
         x = bval[a]
-        if x > v or (x == v and ties > 0):
-            bval[p] = np.exp(x - m)
-            bidx[p] = bidx[a]
-            p += 1
+        kept[p] = x - m
+        bidx[p] = bidx[a]
+        p += (x > v) | ((x == v) & (ties > 0))
         ties -= x == v
+    for a in range(k):
+        bval[a] = np.exp(kept[a])
     if k < 8:
         s = bval[0]
         for a in range(1, k):
@@ -321,13 +319,13 @@ def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, out):
 def sparse_softmax_rows(Z, k, out, zmax):
     """Top-k softmax of every row of ``Z`` (``1 <= k < K``).
 
-    For ``k <= 8`` and rows of fewer than 32 entries: the k-th largest
-    value ``v`` and the maximum come from a compare-exchange network
-    (:func:`top_k_values`); the kept entries are those above ``v`` and the
-    first ones (lowest indices) equal to it, exactly k; exp is evaluated for
-    every entry in SIMD on short rows (:func:`top_k_dense`), for the k kept
-    ones on the others (:func:`_top_k_sparse`). For ``k <= 8`` on longer
-    rows, the network sees only the entries above a lower bound of ``v``
+    For ``k <= 8`` and rows of up to ``_DENSE_EXP_MAX`` entries: the k-th
+    largest value ``v`` and the maximum come from a compare-exchange
+    network (:func:`top_k_values`); the kept entries are those above ``v``
+    and the first ones (lowest indices) equal to it, exactly k; exp is
+    evaluated for every entry in SIMD and masked (:func:`top_k_dense`). For
+    ``k <= 8`` on longer rows, the network sees only the entries above a
+    lower bound of ``v``, and exp is evaluated for the k kept ones only
     (:func:`_sparse_softmax_prefiltered`). Otherwise one pass per row finds
     the k largest entries and the row maximum (:func:`top_k_row`, the same
     tie rule) and exp is evaluated on them. Writes ``out`` and ``zmax``;
@@ -343,10 +341,7 @@ def sparse_softmax_rows(Z, k, out, zmax):
         if not _store_max(m, nan, zmax, i):
             return i
         m = zmax[i]  # the row maximum, in the dtype of Z
-        if K <= _DENSE_EXP_MAX:
-            top_k_dense(Z, i, k, v, m, out, i)
-        else:
-            _top_k_sparse(Z, i, k, v, m, out)
+        top_k_dense(Z, i, k, v, m, out, i)
         s = _block_sum(out, i, 0, K)  # pairwise, as np.sum sums a row
         for j in range(K):
             out[i, j] = out[i, j] / s
@@ -355,7 +350,7 @@ def sparse_softmax_rows(Z, k, out, zmax):
 
 @njit(**_JIT)
 def _sparse_softmax_prefiltered(Z, k, out, zmax):
-    """:func:`sparse_softmax_rows` for ``k <= 8`` on rows of at least 32 entries.
+    """:func:`sparse_softmax_rows` for ``k <= 8`` on rows of at least ``_PREFILTER_MIN`` entries.
 
     Per row, one vectorised pass gives the maximum and a lower bound of the
     k-th largest value (:func:`_lane_bound`), and :func:`_top_k_prefiltered`
@@ -367,12 +362,13 @@ def _sparse_softmax_prefiltered(Z, k, out, zmax):
     n, K = Z.shape
     bval = np.empty(K, dtype=Z.dtype)
     bidx = np.empty(K, dtype=np.intp)
+    kept = np.empty(K, dtype=Z.dtype)
     for i in range(n):
         m, low, nan = _lane_bound(Z, i, k)
         if not _store_max(m, nan, zmax, i):
             return i
         m = zmax[i]  # in the dtype of Z, as the NumPy path subtracts it
-        _top_k_prefiltered(Z, i, k, low, m, bval, bidx, out)
+        _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out)
     return -1
 
 

@@ -563,9 +563,9 @@ def test_sparse_softmax_closed_form(use_backend, K, k):
 
 
 @pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
-@pytest.mark.parametrize("K", [31, 32, 33, 100, 128, 129, 1000])
+@pytest.mark.parametrize("K", [16, 17, 20, 31, 32, 33, 100, 128, 129, 1000])
 def test_sparse_softmax_wide_rows_match_the_numpy_path(K):
-    # On rows of 32 entries and more the compiled kernel (k <= 8) looks for
+    # On rows of 17 entries and more the compiled kernel (k <= 8) looks for
     # the top k among the entries above a lower bound of the k-th largest
     # (the lane maxima) and sums the kept values as the NumPy path does
     # (sequentially below 8, in pairs of pairs at 8): the same entries are
