@@ -291,19 +291,31 @@ def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out):
     ties = k - above
     for j in range(K):
         out[i, j] = 0
-    # The kept candidates move to the front of kept / bidx (p <= a), without
-    # a branch: whether a candidate is kept is mispredicted about once per
-    # row otherwise, which costs more than a store per candidate. (Into
-    # bval itself, a store may hit the entry read next: slower.)
+    # The kept candidates move to the front of kept / bidx (p <= a). On rows
+    # whose candidates were copied without a branch, without one here too:
+    # whether a candidate is kept is mispredicted about once per row
+    # otherwise, which costs more than a store per candidate (into bval
+    # itself, a store may hit the entry read next: slower). On longer rows
+    # the branch-free selection was slower (measured): there exp is taken
+    # behind the test.
     p = 0
-    for a in range(c):
-        x = bval[a]
-        kept[p] = x - m
-        bidx[p] = bidx[a]
-        p += (x > v) | ((x == v) & (ties > 0))
-        ties -= x == v
-    for a in range(k):
-        bval[a] = np.exp(kept[a])
+    if K <= _BRANCH_FREE_COPY_MAX:
+        for a in range(c):
+            x = bval[a]
+            kept[p] = x - m
+            bidx[p] = bidx[a]
+            p += (x > v) | ((x == v) & (ties > 0))
+            ties -= x == v
+        for a in range(k):
+            bval[a] = np.exp(kept[a])
+    else:
+        for a in range(c):
+            x = bval[a]
+            if x > v or (x == v and ties > 0):
+                bval[p] = np.exp(x - m)
+                bidx[p] = bidx[a]
+                p += 1
+            ties -= x == v
     if k < 8:
         s = bval[0]
         for a in range(1, k):
