@@ -354,27 +354,41 @@ def test_performance_page_claim_entmax15_kernel_on_wide_rows():
 
 def test_performance_page_row_lengths_of_the_kernels_starts():
     """The Performance page names the row lengths on which the compiled
-    kernels start from the pair bound (8 to 31 entries), the 1.5-entmax
-    mapping from two Newton steps on the lane maxima (32 to 128), and the
-    top-k mapping prefilters its candidates (17 and more, k up to 8): the
+    kernels start from the pair bound (sparsemax: 8 to 31 entries;
+    1.5-entmax: up to 31), the 1.5-entmax mapping from two Newton steps on
+    the lane maxima (32 to 128), the top-k mapping prefilters its
+    candidates (25 and more, k up to 8), and the top-k and 1.5-entmax
+    mappings map shorter rows by transposed blocks of 32 rows: the
     kernels' constants must say the same."""
     pytest.importorskip("numba")
-    from sksparsemax.transforms import _numba_entmax15, _numba_kernels, _numba_top_k
+    from sksparsemax.transforms import (
+        _blocks,
+        _numba_columns,
+        _numba_entmax15,
+        _numba_kernels,
+        _numba_top_k,
+    )
 
     page = " ".join((ROOT / "docs" / "performance.rst").read_text(encoding="utf-8").split())
-    assert ("the compiled sparsemax and 1.5-entmax kernels on rows of 8 to 31 entries "
-            "start their iteration from the threshold of the maxima of two halves") in page
+    assert ("the compiled sparsemax kernel on rows of 8 to 31 entries and the compiled "
+            "1.5-entmax mapping on rows of up to 31 start their iteration from the threshold "
+            "of the maxima of two halves") in page
     assert ("the compiled 1.5-entmax mapping on rows of 32 to 128 entries starts from two "
             "Newton steps on the 8 lane maxima") in page
     assert _numba_kernels._SPARSEMAX_PAIR_BOUND_MIN == 8
-    assert _numba_entmax15._ENTMAX15_PAIR_BOUND_MIN == 8
     assert _numba_entmax15._BLOCKED_MAX_MIN == 32
     assert _numba_entmax15._ENTMAX15_NEWTON_MAX == 128
     assert _numba_entmax15._ENTMAX15_LANE_STEPS == 2
-    assert ("the compiled top-k kernel (k up to 8) on rows of 17 entries and more runs its "
+    assert ("the compiled top-k kernel (k up to 8) on rows of 25 entries and more runs its "
             "selection network only on the entries at least a lower bound") in page
-    assert "on rows of up to 16 entries the network over every entry" in page
-    assert _numba_top_k._PREFILTER_MIN == 17 and _numba_top_k._DENSE_EXP_MAX == 16
+    assert "on rows of up to 24 entries the network over every entry" in page
+    assert ("the compiled top-k and 1.5-entmax kernels map rows of up to 24 entries (those "
+            "the NumPy path maps by transposed blocks, whose order of sums they keep) by "
+            "transposed blocks of 32 rows") in page
+    assert "on rows of up to 24 entries by blocks of 32 rows at once" in page
+    assert _numba_top_k._PREFILTER_MIN == 25 and _numba_columns._COLUMNS_MAX == 24
+    assert _numba_columns._COLUMN_BLOCK == 32 and _blocks.DENSE_K == 24
+    assert _numba_entmax15._BLOCKED_MAX_MIN > _numba_columns._COLUMNS_MAX
     assert _numba_top_k._NET_K_MAX == 8
 
 

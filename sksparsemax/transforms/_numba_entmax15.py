@@ -13,13 +13,21 @@ import numpy as np
 from numba import njit
 
 from ._numba_candidates import entmax15_candidates
+from ._numba_columns import _COLUMNS_MAX, entmax15_columns
 
 # The support size above which the NumPy path sums a 1.5-entmax support in
 # decreasing order (_entmax15_tau_of_support follows the same rule).
 from ._entmax15_numpy import _SORTED_SUPPORT
 
-# The closed form of 1.5-entmax, its sort-based fallback and the sort
-# helpers (also used by normmax) live in ._numba_rows.
+# The closed form of 1.5-entmax, its Newton step and its sort-based fallback
+# (shared with the column kernels, the loss kernel and normmax).
+from ._numba_entmax15_threshold import (
+    _ENTMAX15_MAX_PASSES,
+    _entmax15_closed_form,
+    _entmax15_newton_step,
+    _entmax15_pair_bound,
+    _entmax15_sorted_tau,
+)
 from ._numba_rows import (
     _BLOCKED_MAX_MIN,
     _INSERTION_MAX,
@@ -27,8 +35,6 @@ from ._numba_rows import (
     _JIT_INLINE,
     _JIT_REASSOC,
     _block_sum,
-    _entmax15_closed_form,
-    _entmax15_sorted_tau,
     _pairwise_row_sum,
     _row_max_and_low,
     _row_max_of_lanes,
@@ -46,12 +52,6 @@ _ENTMAX15_SORTED_MIN = 24
 # entmax15, long rows: the rounding of u = (z - m) / 2 is far below this
 # (2.4e-7 in float32 for |z - m| <= 2); see _entmax15_rows_long.
 _ENTMAX15_FLOOR_SLACK = 1e-6
-# entmax15: rows of at least this many entries and fewer than _BLOCKED_MAX_MIN
-# start the Newton iteration from the threshold of their two alternate
-# maxima (_entmax15_pair_bound) instead of -1, as sparsemax does.
-_ENTMAX15_PAIR_BOUND_MIN = 8
-# entmax15: Newton passes before the sort-based fallback (a handful suffice).
-_ENTMAX15_MAX_PASSES = 40
 # entmax15: rows of at least _BLOCKED_MAX_MIN entries start the Newton
 # iteration from this many Newton steps on their 8 lane maxima
 # (_entmax15_lane_bound); a third step gains too little to pay for itself.
@@ -101,14 +101,6 @@ def _entmax15_sums_buf(buf, c, t, check):
 
 
 @njit(**_JIT_INLINE)
-def _entmax15_newton_step(cnt, s1, s2, t):
-    """Newton step on ``f(t) = sum_S (u - t)^2 - 1`` from ``t`` (sums over ``S = {u > t}``)."""
-    d1 = s1 - cnt * t  # sum (u - t)
-    d2 = s2 - 2.0 * t * s1 + cnt * t * t  # sum (u - t)^2
-    return t + (d2 - 1.0) / (2.0 * d1)
-
-
-@njit(**_JIT_INLINE)
 def _entmax15_certified_now(cnt, above, t, new, tau):
     """Whether the closed form ``new`` of ``S = {u > t}`` is certified by the pass that gave it.
 
@@ -134,21 +126,6 @@ def _entmax15_first_step(Z, i, m, start):
     t = _entmax15_newton_step(cnt, s1, s2, start)
     jensen = s1 / cnt - 1.0 / math.sqrt(cnt)
     return _entmax15_closed_form(cnt, s1, s2), cnt, t if t > jensen else jensen
-
-
-@njit(**_JIT_INLINE)
-def _entmax15_pair_bound(low, m):
-    """A lower bound of the 1.5-entmax threshold from the maximum ``m`` and another entry ``low``.
-
-    As :func:`._numba_kernels._sparsemax_pair_bound` for sparsemax: the
-    threshold of a part of a row is at most the row's, and the threshold of
-    ``u = 0`` and ``u = (low - m) / 2`` is the closed form of these two when
-    ``u > -1``, else -1.
-    """
-    u = np.float64((low - m) / 2)
-    if u > -1.0:
-        return _entmax15_closed_form(2, u, u * u)
-    return -1.0
 
 
 @njit(**_JIT_INLINE)
@@ -345,19 +322,17 @@ def _entmax15_tau_of_support(buf, c, off, tau):
 
 @njit(**_JIT_REASSOC)
 def _entmax15_rows_short(Z, out, zmax, taus):
-    """:func:`entmax15_rows` for rows of up to ``_ENTMAX15_NEWTON_MAX`` entries.
+    """:func:`entmax15_rows` for rows of more than ``_COLUMNS_MAX`` and up to ``_ENTMAX15_NEWTON_MAX`` entries.
 
-    The Newton iteration starts from -1 on rows shorter than
-    ``_ENTMAX15_PAIR_BOUND_MIN``, from :func:`_entmax15_pair_bound` up to
-    ``_BLOCKED_MAX_MIN``, and from :func:`_entmax15_lane_bound` on longer
-    rows, whose maximum is found from 8 lane maxima anyway.
+    The Newton iteration starts from :func:`_entmax15_pair_bound` on rows
+    shorter than ``_BLOCKED_MAX_MIN`` and from :func:`_entmax15_lane_bound`
+    on longer rows, whose maximum is found from 8 lane maxima anyway.
     """
     n, K = Z.shape
     buf = np.empty(2 * K, dtype=np.float64)
     scratch = np.empty(K, dtype=Z.dtype)
     stack = np.empty((128, 3), dtype=np.intp)
     vals = np.empty(128, dtype=out.dtype)
-    pair_bound = _ENTMAX15_PAIR_BOUND_MIN <= K < _BLOCKED_MAX_MIN
     for i in range(n):
         if K >= _BLOCKED_MAX_MIN:
             m, lanes, ok = _row_max_of_lanes(Z, i, zmax)
@@ -368,7 +343,7 @@ def _entmax15_rows_short(Z, out, zmax, taus):
             m, low, ok = _row_max_and_low(Z, i, zmax)
             if not ok:
                 return i
-            start = _entmax15_pair_bound(low, m) if pair_bound else -1.0
+            start = _entmax15_pair_bound(low, m)
         tau, ok = _entmax15_newton_tau(Z, i, m, start)
         # Calls in the kernel itself (see _JIT_INLINE in ._numba_rows).
         if not ok:
@@ -444,10 +419,14 @@ def entmax15_rows(Z, out, zmax):
     the NumPy path's order of sums on rows longer than
     ``_ENTMAX15_SORTED_MIN`` (:func:`_entmax15_support_tau`); then ``out =
     [u - tau]_+^2`` over its row sum, with the rounding and the row sums of
-    the NumPy path (:func:`_entmax15_write_row`). Returns the first invalid
-    row or -1.
+    the NumPy path (:func:`_entmax15_write_row`). Rows of up to
+    ``_COLUMNS_MAX`` entries run the same iteration on transposed blocks of
+    rows (:func:`._numba_columns.entmax15_columns`). Returns the first
+    invalid row or -1.
     """
     K = Z.shape[1]
+    if K <= _COLUMNS_MAX:
+        return entmax15_columns(Z, out, zmax)
     taus = np.empty(K, dtype=Z.dtype)
     if K <= _ENTMAX15_NEWTON_MAX:
         return _entmax15_rows_short(Z, out, zmax, taus)

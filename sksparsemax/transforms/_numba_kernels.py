@@ -5,9 +5,10 @@ This module imports :mod:`numba`; it is only imported (lazily, by
 ``"auto"``. Every kernel works on a C-contiguous 2-D array of rows ``Z``
 (n, K) of float32 or float64, loops over the rows inside the compiled code and
 writes into preallocated outputs; the only scratch memory is a few buffers of
-length K per call, none per row. The arithmetic is the same as the NumPy path
-(shift by the row maximum, the same closed forms, the row sums that normalise
-the outputs in NumPy's pairwise order), so both backends agree to rounding;
+length K (or of a block of short rows, :mod:`._numba_columns`) per call, none
+per row. The arithmetic is the same as the NumPy path (shift by the row
+maximum, the same closed forms, the row sums that normalise the outputs in
+the NumPy path's order), so both backends agree to rounding;
 the iterative thresholds sum in a different order, and top-k softmax on
 short rows evaluates exp by a polynomial within 1 ulp of libm's
 (:func:`._numba_exp.exp_nonpositive`).
@@ -25,7 +26,7 @@ to their source files, or under ``NUMBA_CACHE_DIR``), so the compilation cost
 process.
 
 The sparsemax kernels are defined here, the top-k ones in
-:mod:`._numba_top_k`, the alpha-entmax ones in :mod:`._numba_entmax15` and
+:mod:`._numba_top_k` (short rows: :mod:`._numba_columns`), the alpha-entmax ones in :mod:`._numba_entmax15` and
 :mod:`._numba_entmax`, the one-pass candidate selection of long rows in
 :mod:`._numba_candidates`, the row primitives they share with the loss
 kernels (compilation options, row maximum, row sum) in :mod:`._numba_rows`

@@ -11,13 +11,12 @@ from numba import njit
 # alpha = 2 solves the equation of 1.5-entmax (sum_j [u_j - tau]_+^2 = 1, on
 # u = z - max z instead of (z - max z) / 2): its candidate filter, sort and
 # prefix rule are reused as they are.
+from ._numba_entmax15_threshold import _entmax15_discard, _entmax15_prefix_tau
 from ._numba_rows import (
     _INSERTION_MAX,
     _JIT,
     _JIT_INLINE,
     _block_sum,
-    _entmax15_discard,
-    _entmax15_prefix_tau,
     _row_max,
     _row_sum,
     _sort_desc,

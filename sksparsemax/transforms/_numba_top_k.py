@@ -1,10 +1,11 @@
 """Compiled top-k softmax kernels (numba backend; named by :mod:`._numba_kernels`).
 
-The mapping's row loop (:func:`sparse_softmax_rows`) and the selection
-primitives that the top-k loss's kernel shares
-(``losses/_sparse_softmax_numba.py``): a compare-exchange network for the
-k largest values (k up to 8), an insertion for larger k, and the masked or
-sparse evaluation of exp on the kept entries.
+The mapping's row loop (:func:`sparse_softmax_rows`; its rows of few
+entries go to :mod:`._numba_columns`) and the selection primitives of the
+top-k loss's kernel (``losses/_sparse_softmax_numba.py``): a
+compare-exchange network for the k largest values (k up to 8), an insertion
+for larger k, and the masked or sparse evaluation of exp on the kept
+entries.
 """
 
 import numpy as np
@@ -12,26 +13,26 @@ from numba import njit
 
 from ._numba_rows import (
     _JIT,
-    _JIT_FMA,
     _JIT_INLINE,
     _block_sum,
     _lane_maxima,
     _store_max,
 )
+from ._numba_columns import _COLUMNS_MAX, sparse_softmax_columns
 from ._numba_exp import exp_nonpositive
 
 # sparse_softmax: for k up to _NET_K_MAX, the k largest values come from a
-# branch-free compare-exchange network (_push8): on rows of up to
-# _DENSE_EXP_MAX entries every entry goes through it and exp is taken of
-# every entry in one vectorised pass (exp_nonpositive), then masked; on
-# longer rows the network sees only the entries above a lower bound of the
-# k-th largest (_lane_bound), and exp is taken of the k kept entries only.
-# Larger k: the insertion of top_k_row. The loss kernel runs the network on
-# rows of up to _NET_ROW_MAX entries.
+# branch-free compare-exchange network (_push8). Rows of up to _COLUMNS_MAX
+# entries are mapped by transposed blocks (._numba_columns: the network and
+# a vectorised exp of every entry, one SIMD lane per row); on longer rows
+# the network sees only the entries above a lower bound of the k-th largest
+# (_lane_bound), and exp is taken of the k kept entries only. Larger k: the
+# insertion of top_k_row. The loss kernel runs the network over every entry
+# of rows of up to _NET_ROW_MAX entries, then exp of every entry
+# (top_k_values, top_k_dense).
 _NET_K_MAX = 8
 _NET_ROW_MAX = 128
-_DENSE_EXP_MAX = 16
-_PREFILTER_MIN = _DENSE_EXP_MAX + 1
+_PREFILTER_MIN = _COLUMNS_MAX + 1
 # _top_k_prefiltered: rows of up to this many entries copy their candidates
 # without a branch, longer rows (where candidates are rare) behind a test.
 _BRANCH_FREE_COPY_MAX = 128
@@ -183,8 +184,9 @@ def top_k_dense(Z, i, k, v, m, out, oi):
     Every entry's exp is evaluated (:func:`._numba_exp.exp_nonpositive`, in
     SIMD) and masked. When more entries than k equal ``v``, only the first of
     them (lowest indices) are kept, in a second, scalar pass. ``out[oi]``
-    may be ``Z[i]``: each entry is read before it is written. Also the top-k
-    loss's kernel (``losses/_sparse_softmax_numba.py``).
+    may be ``Z[i]``: each entry is read before it is written. With
+    :func:`top_k_values`, the row function of the top-k loss's kernel
+    (``losses/_sparse_softmax_numba.py``).
     """
     K = Z.shape[1]
     above = 0
@@ -239,10 +241,7 @@ def _top_k_candidates(Z, i, k, low, bval, bidx):
     ``bidx``, in row order: a handful on rows of random scores); the
     network finds the k-th largest value among them, which is the row's,
     since every entry at least ``v`` is a candidate. Returns ``(v, c)``,
-    ``c`` the number of candidates. (The top-k loss's kernel keeps the
-    network over every entry of its rows, followed by one vectorised exp of
-    the row: with a lane bound and these candidates instead it was no
-    faster, measured on rows of 20 to 100 entries.)
+    ``c`` the number of candidates.
     """
     K = Z.shape[1]
     c = 0
@@ -295,9 +294,9 @@ def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out):
     # whose candidates were copied without a branch, without one here too:
     # whether a candidate is kept is mispredicted about once per row
     # otherwise, which costs more than a store per candidate (into bval
-    # itself, a store may hit the entry read next: slower). On longer rows
-    # the branch-free selection was slower (measured): there exp is taken
-    # behind the test.
+    # itself, a store may hit the entry read next: slower). Longer rows keep
+    # the test and take exp behind it: there the branch-free selection and
+    # its separate exp loop cost more (rows of 1,000 and 10,000 entries).
     p = 0
     if K <= _BRANCH_FREE_COPY_MAX:
         for a in range(c):
@@ -327,37 +326,27 @@ def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out):
         out[i, bidx[a]] = bval[a] / s
 
 
-@njit(**_JIT_FMA)
+@njit(**_JIT)
 def sparse_softmax_rows(Z, k, out, zmax):
     """Top-k softmax of every row of ``Z`` (``1 <= k < K``).
 
-    For ``k <= 8`` and rows of up to ``_DENSE_EXP_MAX`` entries: the k-th
-    largest value ``v`` and the maximum come from a compare-exchange
-    network (:func:`top_k_values`); the kept entries are those above ``v``
-    and the first ones (lowest indices) equal to it, exactly k; exp is
-    evaluated for every entry in SIMD and masked (:func:`top_k_dense`). For
-    ``k <= 8`` on longer rows, the network sees only the entries above a
-    lower bound of ``v``, and exp is evaluated for the k kept ones only
+    For ``k <= 8`` on rows of up to ``_COLUMNS_MAX`` entries, by transposed
+    blocks of rows (:func:`._numba_columns.sparse_softmax_columns`: a
+    compare-exchange network gives the k-th largest value ``v`` and the
+    maximum, exp is evaluated for every entry in SIMD and masked); on longer
+    rows, the network sees only the entries above a lower bound of ``v``,
+    and exp is evaluated for the k kept ones only
     (:func:`_sparse_softmax_prefiltered`). Otherwise one pass per row finds
-    the k largest entries and the row maximum (:func:`top_k_row`, the same
-    tie rule) and exp is evaluated on them. Writes ``out`` and ``zmax``;
-    returns the first invalid row or -1.
+    the k largest entries and the row maximum (:func:`top_k_row`). Among
+    equal values at the k-th place the lowest indices are kept. Writes
+    ``out`` and ``zmax``; returns the first invalid row or -1.
     """
-    n, K = Z.shape
+    K = Z.shape[1]
     if k > _NET_K_MAX:
         return _sparse_softmax_insertion(Z, k, out, zmax)
     if K >= _PREFILTER_MIN:
         return _sparse_softmax_prefiltered(Z, k, out, zmax)
-    for i in range(n):
-        m, v, nan = top_k_values(Z, i, k)
-        if not _store_max(m, nan, zmax, i):
-            return i
-        m = zmax[i]  # the row maximum, in the dtype of Z
-        top_k_dense(Z, i, k, v, m, out, i)
-        s = _block_sum(out, i, 0, K)  # pairwise, as np.sum sums a row
-        for j in range(K):
-            out[i, j] = out[i, j] / s
-    return -1
+    return sparse_softmax_columns(Z, k, out, zmax)
 
 
 @njit(**_JIT)
@@ -374,7 +363,7 @@ def _sparse_softmax_prefiltered(Z, k, out, zmax):
     n, K = Z.shape
     bval = np.empty(K, dtype=Z.dtype)
     bidx = np.empty(K, dtype=np.intp)
-    kept = np.empty(K, dtype=Z.dtype)
+    kept = np.empty(K if K <= _BRANCH_FREE_COPY_MAX else 0, dtype=Z.dtype)
     for i in range(n):
         m, low, nan = _lane_bound(Z, i, k)
         if not _store_max(m, nan, zmax, i):

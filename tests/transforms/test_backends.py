@@ -563,16 +563,21 @@ def test_sparse_softmax_closed_form(use_backend, K, k):
 
 
 @pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
-@pytest.mark.parametrize("K", [16, 17, 20, 31, 32, 33, 100, 128, 129, 1000])
-def test_sparse_softmax_wide_rows_match_the_numpy_path(K):
-    # On rows of 17 entries and more the compiled kernel (k <= 8) looks for
-    # the top k among the entries above a lower bound of the k-th largest
-    # (the lane maxima) and sums the kept values as the NumPy path does
-    # (sequentially below 8, in pairs of pairs at 8): the same entries are
-    # kept, whatever k, ties at the k-th place (scores on a grid of 0.5;
-    # rows where every entry ties), -inf masks and dtype, and the values
-    # differ only by the rounding of exp (libm's against NumPy's SIMD exp);
-    # the bound must never cut a row's top k (sorted reference).
+@pytest.mark.parametrize("K", [2, 3, 8, 9, 10, 16, 17, 24, 25, 31, 32, 33, 100, 128, 129, 1000])
+def test_sparse_softmax_rows_match_the_numpy_path(K):
+    # For k <= 8 the compiled kernel maps rows of up to 24 entries by
+    # transposed blocks of 32 rows (102 rows here: a partial block), a
+    # network per row and the exp of every entry, summed in row order as
+    # the NumPy path's transposed blocks; rows of more than k entries at
+    # least the k-th largest take a scalar pass of their own. On longer rows
+    # it looks for the top k among the entries above a lower bound of the
+    # k-th largest (the lane maxima) and sums the kept values as the NumPy
+    # path does (sequentially below 8, in pairs of pairs at 8). The same
+    # entries are kept, whatever k, ties at the k-th place (scores on a
+    # grid of 0.5; rows where every entry ties), -inf masks and dtype, and
+    # the values differ only by the rounding of exp (the kernel's
+    # polynomial or libm's against NumPy's SIMD exp); the bound must never
+    # cut a row's top k (sorted reference).
     rng = np.random.default_rng(K)
     z = np.concatenate([
         _scores(rng, 40, K, 1.0, masks=True),
@@ -581,7 +586,7 @@ def test_sparse_softmax_wide_rows_match_the_numpy_path(K):
         np.where(rng.random((20, K)) < 0.9, -np.inf, rng.standard_normal((20, K))),
     ])
     z[-20:, 0] = 1.0  # a finite entry in each mostly masked row
-    for k in range(1, 9):
+    for k in range(1, min(K, 9)):
         for dtype in (np.float32, np.float64):  # float64 last: a, b below
             zz = z.astype(dtype)
             with T.backend("numpy"):
@@ -596,6 +601,36 @@ def test_sparse_softmax_wide_rows_match_the_numpy_path(K):
         ref = sparse_softmax_sorted(z, k)
         np.testing.assert_array_equal(b != 0, ref != 0)
         np.testing.assert_allclose(a, ref, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 200])
+@pytest.mark.parametrize("mapping", ["sparse_softmax", "entmax15"])
+def test_short_rows_across_blocks(use_backend, mapping, n):
+    # The compiled top-k and 1.5-entmax kernels map rows of up to 24
+    # entries by blocks of 32 rows (the 1.5-entmax iteration until every
+    # row of the block is certified): every row of every block, the
+    # partial last one included, is its row's mapping (rows of ties among
+    # them; the two backends within a few ulps), and the first invalid row
+    # is named wherever its block is, after valid blocks were written.
+    rng = np.random.default_rng(n)
+    if mapping == "sparse_softmax":
+        f, exact = (lambda z: T.sparse_softmax(z, 3)), (lambda z: sparse_softmax_sorted(z, 3))
+    else:
+        f, exact = T.entmax15, entmax15_sorted
+    for dtype, atol in ((np.float64, 1e-13), (np.float32, 2e-6)):
+        for K in (2, 7, 10, 24):
+            z = np.round(2 * rng.standard_normal((n, K))).astype(dtype) / 2
+            z[: n // 2] = rng.standard_normal((n // 2, K))  # and rows without ties
+            p = f(z)
+            np.testing.assert_allclose(p, exact(z), rtol=0, atol=atol)
+            with T.backend("numpy"):
+                np.testing.assert_allclose(p, f(z), rtol=0, atol=4 * np.finfo(dtype).eps)
+            bad = z.copy()
+            bad[n - 1, K - 1] = np.nan
+            if n > 1:
+                bad[n - 2, 0] = np.inf  # an earlier invalid row is the one named
+            with pytest.raises(ValueError, match=rf"\brow {max(n - 2, 0)}\b"):
+                f(bad)
 
 
 @pytest.mark.parametrize("alpha, exact", [(1.5, entmax15_sorted), (2.0, lambda z: sparsemax_sorted(z)[0])])
