@@ -348,7 +348,7 @@ def _entmax15_rows_short(Z, out, zmax, taus):
         # Calls in the kernel itself (see _JIT_INLINE in ._numba_rows).
         if not ok:
             tau = _entmax15_sorted_tau(Z, i, m, scratch, taus)
-        elif K > _ENTMAX15_SORTED_MIN:
+        else:  # K > _COLUMNS_MAX = _ENTMAX15_SORTED_MIN
             tau = _entmax15_support_tau(Z, i, m, tau, buf)
         _entmax15_write_row(Z, i, m, tau, out, taus, stack, vals)
     return -1
