@@ -12,6 +12,26 @@ that hands it to :func:`run`::
     def kernel(task, params):
         return run(row, task, params)
 
+A loss may also hand :func:`run` a *block kernel*, which computes the rows
+of a block of up to ``_BLOCK`` score rows together (the top-k loss does, by
+transposed blocks: one SIMD lane per row); the linear drivers call it on
+each block of rows whose scores they computed. Without one, the block is
+computed row by row (:func:`row_by_row`)::
+
+    @njit(cache=True, nogil=True, inline="always")
+    def block(row, Z, i0, b, y, Q, params, scratch, work, out, losses, zmax):
+        ...  # rows r < b of Z (targets i0 + r): losses[r], out[r] = p - q
+
+    @njit(cache=True, nogil=True)
+    def kernel(task, params):
+        return run(row, task, params, block)
+
+A large block kernel may be inlined as a thin wrapper that calls a function
+compiled on its own (shorter compile times); that function must not take
+the row kernel as an argument (a kernel passed to a function that is not
+inlined is a Python object in the machine code, which numba cannot cache):
+see ``_sparse_softmax_numba.py``.
+
 The row kernel is passed to the inlined driver as a compile-time constant, so
 each loss gets its own machine code with the row arithmetic inlined into the
 loop (no call, no branch per row), and the entry point, a plain module-level
@@ -25,7 +45,8 @@ the tuple ``(fbuf, ibuf, zbuf)`` of a float64 and an intp buffer of length
 ``K + 1`` and a one-entry buffer of the dtype of ``Z``; ``out[oi]`` receives
 ``p - q`` and may be ``Z[i]`` itself (read each entry before writing it).
 The driver adds the loss's target term ``Omega(q)`` (``tterm``, one entry per
-row, or one for class indices).
+row, or one for class indices). A block kernel's arguments are those of
+:func:`row_by_row`.
 
 A *task* is a tuple of arrays; its length tells the driver what to compute:
 
@@ -41,7 +62,7 @@ A *task* is a tuple of arrays; its length tells the driver what to compute:
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.extending import overload
 
 from ..transforms._numba_blas import (
@@ -53,9 +74,13 @@ from ..transforms._numba_blas import (
     _dot_block,
     _dot_rows,
 )
-from ..transforms._numba_kernels import _JIT_INLINE, _row_max
+from ..transforms._numba_kernels import _COLUMN_BLOCK, _JIT_INLINE, _row_max
 
 _ROWS_TASK, _DENSE_TASK, _CSR_TASK = 7, 10, 12
+
+# Rows per block of the linear drivers: the block kernels' transposed blocks
+# (a multiple of the 4 rows of the dense products).
+_BLOCK = _COLUMN_BLOCK
 
 # Dense X: a row whose loss gradient has at most 1 / _FEW_CLASSES of its
 # classes nonzero (a sparse mapping's support and the target) is queued per
@@ -101,6 +126,45 @@ def _scratch(n_rows, K, dtype):
             np.empty(1, dtype=dtype),
         ),
     )
+
+
+@njit(**_JIT_INLINE)
+def _block_buffers(K):
+    """A block's losses and row maxima, and the block kernel's ``work``.
+
+    ``work`` is a (K, _BLOCK) and an (8, _BLOCK) float64 matrix, and vectors
+    of _BLOCK float64 values, counts (intp) and flags (bool), allocated
+    apart: LLVM vectorises a loop along the rows of a block only where it
+    knows that the arrays written do not overlap those read.
+    """
+    work = (
+        np.empty((K, _BLOCK), dtype=np.float64),
+        np.empty((8, _BLOCK), dtype=np.float64),
+        np.empty(_BLOCK, dtype=np.float64),
+        np.empty(_BLOCK, dtype=np.intp),
+        np.empty(_BLOCK, dtype=np.bool_),
+    )
+    return np.empty(_BLOCK, dtype=np.float64), np.empty(_BLOCK, dtype=np.float64), work
+
+
+@njit(**_JIT_INLINE)
+def row_by_row(row, Z, i0, b, y, Q, params, scratch, work, out, losses, zmax):
+    """The default block kernel: the row kernel ``row`` on each row of the block.
+
+    The block is the rows ``r < b`` of ``Z``, whose targets are those of the
+    rows ``i0 + r``; ``losses[r]`` receives the row's loss (without the
+    target term), ``out[r]`` its ``p - q`` (``out`` may be ``Z``), ``zmax[r]``
+    its maximum; ``work`` is the block kernel's scratch (see
+    :func:`_block_buffers`), ``scratch`` the row kernel's. Returns the
+    first invalid row of the block (NaN, ``+inf``, all ``-inf``) or -1; the
+    rows after it are left as they were.
+    """
+    for r in range(b):
+        m, ok = _row_max(Z, r, zmax)
+        if not ok:
+            return r
+        losses[r] = row(Z, r, m, y, Q, i0 + r, params, scratch, out, r)
+    return -1
 
 
 @njit(**_JIT_INLINE)
@@ -150,18 +214,20 @@ def _rows(row, params, Z, y, Q, tterm, out, losses, zmax):
 
 
 @njit(**_JIT_INLINE)
-def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b):
+def _dense_linear(row, block, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b):
     """Weighted loss of ``Z = X @ W.T + b`` and its gradient in ``W, b``.
 
-    One pass over the rows of dense ``X`` (n, d), four at a time: their
-    scores (float64), losses and loss gradients, and the outer products
+    One pass over the rows of dense ``X`` (n, d), by blocks of ``_BLOCK``
+    rows: their scores (float64, 4 rows at a time), losses and loss
+    gradients (the block kernel ``block``), and the outer products
     ``c_i (p_i - q_i) x_i^T`` added into ``grad_W`` (which the caller fills
     with the penalty's gradient first), skipped for rows whose loss gradient
     is zero. A row whose gradient has few nonzero classes (at most
     ``K / _FEW_CLASSES``: a sparse mapping's support and the target) is
-    queued per class instead, and each class's queue of 4 rows is added by
+    queued per class, and each class's queue of 4 rows is added by
     :func:`_add_class_outer`: its product then costs in proportion to the
-    nonzero entries, not to all K classes. ``grad_b`` is overwritten with
+    nonzero entries, not to all K classes; the other rows are added 4 at a
+    time by :func:`_add_outer_block`. ``grad_b`` is overwritten with
     ``sum_i c_i (p_i - q_i)``; the row weights are ``c_i = weights[i] *
     scale`` (or ``scale`` when ``weights`` is empty). Returns ``(sum_i c_i
     loss_i, -1)``, or ``(nan, i)`` at the first row ``i`` with invalid
@@ -170,8 +236,9 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
     n, d = X.shape
     K = W.shape[0]
     use_weights = weights.shape[0] > 0
-    Zb = np.empty((_ROWS, K), dtype=np.float64)
-    zmax, scratch = _scratch(_ROWS, K, np.float64)
+    Zb = np.empty((_BLOCK, K), dtype=np.float64)  # a block's scores, then p - q
+    losses, zmax, work = _block_buffers(K)
+    _, scratch = _scratch(0, K, np.float64)
     Gp = np.empty((_ROWS, K), dtype=np.float64)  # pending rows' c_i (p_i - q_i)
     rows = np.empty(_ROWS, dtype=np.int64)
     pending = 0
@@ -182,28 +249,30 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
     qn = np.zeros(K, dtype=np.int64)
     grad_b[:] = 0.0
     total = 0.0
-    for i0 in range(0, n, _ROWS):
-        r = min(_ROWS, n - i0)
-        if r == _ROWS:
-            _dot_block(X, i0, 0, d, W, Zb)
-        else:
-            _dot_rows(X, i0, r, 0, d, W, Zb)
-        for rr in range(r):
-            i = i0 + rr
+    for i0 in range(0, n, _BLOCK):
+        nb = min(_BLOCK, n - i0)
+        for r0 in range(0, nb, _ROWS):
+            r = min(_ROWS, nb - r0)
+            if r == _ROWS:
+                _dot_block(X, i0 + r0, 0, d, W, Zb[r0:])
+            else:
+                _dot_rows(X, i0 + r0, r, 0, d, W, Zb[r0:])
+        for rr in range(nb):
             for j in range(K):
                 Zb[rr, j] += b[j]
+        bad = block(row, Zb, i0, nb, y, Q, params, scratch, work, Zb, losses, zmax)
+        if bad >= 0:
+            return np.nan, i0 + bad
+        for rr in range(nb):
+            i = i0 + rr
             c = weights[i] * scale if use_weights else scale
-            m, ok = _row_max(Zb, rr, zmax)
-            if not ok:
-                return np.nan, i
-            value = row(Zb, rr, m, y, Q, i, params, scratch, Gp, pending)
-            total += c * (value + _tterm(tterm, i))
+            total += c * (losses[rr] + _tterm(tterm, i))
             # c (p - q), its sum, and its nonzero count, written out: this
             # loop runs once per row, and LLVM vectorises it better in place
             # than through an inlined helper.
             nnz = 0
             for j in range(K):
-                g = c * Gp[pending, j]
+                g = c * Zb[rr, j]
                 Gp[pending, j] = g
                 grad_b[j] += g
                 nnz += g != 0
@@ -237,15 +306,16 @@ def _dense_linear(row, params, X, W, b, y, Q, tterm, weights, scale, grad_W, gra
 
 @njit(**_JIT_INLINE)
 def _csr_linear(
-    row, params, data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, grad_Wt, grad_b
+    row, block, params, data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, grad_Wt,
+    grad_b,
 ):
     """:func:`_dense_linear` for CSR ``X`` (two passes over its rows).
 
     ``X`` is given by its CSR arrays; the weights and their gradient are
     transposed, ``Wt`` and ``grad_Wt`` of shape (d, K), so that the entries
-    of a feature are contiguous. The first pass computes each row's scores
-    (gathering rows of ``Wt``), loss and loss gradient; the second adds the
-    outer products of the rows with a nonzero loss gradient into
+    of a feature are contiguous. The first pass computes each block's scores
+    (gathering rows of ``Wt``), losses and loss gradients; the second adds
+    the outer products of the rows with a nonzero loss gradient into
     ``grad_Wt``. Apart, each pass streams through one of ``Wt`` and
     ``grad_Wt``; fused, they would compete for the cache.
     """
@@ -253,59 +323,70 @@ def _csr_linear(
     K = Wt.shape[1]
     use_weights = weights.shape[0] > 0
     G = np.empty((n, K), dtype=np.float64)  # scores, then c_i (p_i - q_i)
-    zmax, scratch = _scratch(n, K, np.float64)
+    losses, zmax, work = _block_buffers(K)
+    _, scratch = _scratch(0, K, np.float64)
     rows = np.empty(n, dtype=np.int64)
     n_rows = 0
     grad_b[:] = 0.0
     total = 0.0
-    for i in range(n):
-        _csr_row_scores(data, indices, indptr[i], indptr[i + 1], Wt, b, G, i)
-        m, ok = _row_max(G, i, zmax)
-        if not ok:
-            return np.nan, i
-        value = row(G, i, m, y, Q, i, params, scratch, G, i)
-        c = weights[i] * scale if use_weights else scale
-        total += c * (value + _tterm(tterm, i))
-        nonzero = False
-        for j in range(K):  # c (p - q), as in _dense_linear
-            g = c * G[i, j]
-            G[i, j] = g
-            grad_b[j] += g
-            nonzero |= g != 0
-        if nonzero:
-            rows[n_rows] = i
-            n_rows += 1
+    for i0 in range(0, n, _BLOCK):
+        nb = min(_BLOCK, n - i0)
+        for i in range(i0, i0 + nb):
+            _csr_row_scores(data, indices, indptr[i], indptr[i + 1], Wt, b, G, i)
+        Gb = G[i0:i0 + nb]
+        bad = block(row, Gb, i0, nb, y, Q, params, scratch, work, Gb, losses, zmax)
+        if bad >= 0:
+            return np.nan, i0 + bad
+        for rr in range(nb):
+            i = i0 + rr
+            c = weights[i] * scale if use_weights else scale
+            total += c * (losses[rr] + _tterm(tterm, i))
+            nonzero = False
+            for j in range(K):  # c (p - q), as in _dense_linear
+                g = c * G[i, j]
+                G[i, j] = g
+                grad_b[j] += g
+                nonzero |= g != 0
+            if nonzero:
+                rows[n_rows] = i
+                n_rows += 1
     _csr_add_outer(data, indices, indptr, G, rows, n_rows, grad_Wt)
     return total, -1
 
 
-def run(row, task, params):  # pragma: no cover - replaced by the overload
-    """Run the row kernel ``row`` over ``task`` (see the module docstring)."""
+def run(row, task, params, block=None):  # pragma: no cover - replaced by the overload
+    """Run the row kernel ``row`` (and the block kernel ``block``, if any) over
+    ``task`` (see the module docstring)."""
     raise NotImplementedError("run() is only callable from compiled code")
 
 
 @overload(run, inline="always")
-def _run(row, task, params):
-    # The row kernel is taken out of its type and closed over as a constant:
-    # numba then inlines it into the driver's loop (a row kernel passed on as
+def _run(row, task, params, block=None):
+    # The kernels are taken out of their types and closed over as constants:
+    # numba then inlines them into the driver's loop (a kernel passed on as
     # an argument would be called, not inlined, once per row).
     kernel = row.dispatcher
+    if block is None or isinstance(block, (types.Omitted, types.NoneType)):
+        rows_of = row_by_row
+    else:
+        rows_of = block.dispatcher
     if len(task) == _ROWS_TASK:
-        def impl(row, task, params):
+        def impl(row, task, params, block=None):
             Z, y, Q, tterm, out, losses, zmax = task
             return _rows(kernel, params, Z, y, Q, tterm, out, losses, zmax)
     elif len(task) == _DENSE_TASK:
-        def impl(row, task, params):
+        def impl(row, task, params, block=None):
             X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b = task
             return _dense_linear(
-                kernel, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b
+                kernel, rows_of, params, X, W, b, y, Q, tterm, weights, scale, grad_W,
+                grad_b,
             )
     elif len(task) == _CSR_TASK:
-        def impl(row, task, params):
+        def impl(row, task, params, block=None):
             data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, gWt, gb = task
             return _csr_linear(
-                kernel, params, data, indices, indptr, Wt, b, y, Q, tterm, weights,
-                scale, gWt, gb,
+                kernel, rows_of, params, data, indices, indptr, Wt, b, y, Q, tterm,
+                weights, scale, gWt, gb,
             )
     else:
         return None

@@ -78,6 +78,31 @@ def _top_k_network_columns(T, N, K, b, width):
                 x = _exchange_column(N, 7, r, x)
 
 
+@njit(**_JIT_INLINE)
+def _top_k_exp_columns(T, N, k, b, s, kept, nan):
+    """``T[j, r] = exp(T[j, r] - N[0, r])`` where ``T[j, r] >= N[k - 1, r]``, else 0.
+
+    On the columns ``r < b`` of ``T`` (K, B), with their maxima ``N[0]`` and
+    k-th largest entries ``N[k - 1]`` (:func:`_top_k_network_columns`):
+    ``s[r]`` gets the sum of the column's kept exps, in order and in the
+    dtype of ``s``, ``kept[r]`` their count and ``nan[r]`` whether the
+    column has a NaN. One pass along the block per entry of the rows.
+    """
+    for r in range(b):
+        s[r] = 0
+        kept[r] = 0
+        nan[r] = False
+    for j in range(T.shape[0]):
+        for r in range(b):
+            x = T[j, r]
+            v = N[k - 1, r]
+            nan[r] |= x != x
+            kept[r] += x >= v
+            e = exp_nonpositive(np.float64(x - N[0, r]))
+            T[j, r] = e if x >= v else 0
+            s[r] += T[j, r]
+
+
 @njit(**_JIT_FMA)
 def sparse_softmax_columns(Z, k, out, zmax):
     """Top-k softmax of the rows of ``Z`` (n, K), ``1 <= k <= 8``, ``k < K <= _COLUMNS_MAX``.
@@ -104,19 +129,7 @@ def sparse_softmax_columns(Z, k, out, zmax):
         b = min(B, n - i0)
         _transposed_block(Z, i0, b, T)
         _top_k_network_columns(T, N, K, b, width)
-        for r in range(b):
-            s[r] = 0
-            kept[r] = 0
-            nan[r] = False
-        for j in range(K):
-            for r in range(b):
-                x = T[j, r]
-                v = N[k - 1, r]
-                nan[r] |= x != x
-                kept[r] += x >= v
-                e = exp_nonpositive(np.float64(x - N[0, r]))
-                T[j, r] = e if x >= v else 0
-                s[r] += T[j, r]  # in the dtype of Z, as NumPy sums
+        _top_k_exp_columns(T, N, k, b, s, kept, nan)
         for r in range(b):
             if not _store_max(N[0, r], nan[r], zmax, i0 + r):
                 return i0 + r

@@ -42,6 +42,13 @@ from numba import njit
 from ._numba_blas import times_lower, times_lower_transposed  # noqa: F401
 from ._numba_budget import budget_sparsemax_rows  # noqa: F401
 from ._numba_candidates import row_candidates
+from ._numba_columns import (  # noqa: F401
+    _COLUMN_BLOCK,
+    _COLUMNS_MAX,
+    _top_k_exp_columns,
+    _top_k_network_columns,
+    _transposed_block,
+)
 from ._numba_entmax import entmax_bisect_rows  # noqa: F401
 from ._numba_entmax15 import entmax15_rows  # noqa: F401
 from ._numba_normmax import normmax_rows  # noqa: F401

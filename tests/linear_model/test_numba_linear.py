@@ -62,6 +62,20 @@ def _problem(n, d, K, proportions, weighted, seed=0):
     return X, raw, sw
 
 
+def _assert_compiled_equals_reference(lml, w, X_fit, target, K, sw, l2, f_ref):
+    """The compiled kernel's objective and gradient at ``w`` equal ``f_ref``'s."""
+    with backend("numba"):
+        assert lml._compiled(X_fit, K) is not None
+        value, grad = lml.loss_gradient(w, X_fit, target, K, sw, l2)
+    W, b = lml.weight_intercept(w, K)
+    value_ref, grad_ref = f_ref(f_ref.pack(W, b))
+    gW_ref, gb_ref = f_ref.unpack(grad_ref)
+    gW, gb = lml.weight_intercept(grad, K)
+    assert value == pytest.approx(value_ref, rel=1e-12, abs=1e-14)
+    np.testing.assert_allclose(gW, gW_ref, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-13)
+
+
 # The losses with compiled kernels: (the loss, its reference in conftest).
 LOSSES = {
     "sparsemax": (SparsemaxLoss, lambda ref: ref.sparsemax_loss_grad),
@@ -137,16 +151,8 @@ def test_dense_kernel_rows_with_few_nonzero_classes(ref, loss_name, proportions,
     f_ref = ref.objective(reference(ref), X, raw, K, C, sample_weight=sw)
     l2 = 1.0 / (C * (n if sw is None else sw.sum()))
     w = np.random.default_rng(3).normal(size=lml.n_coef(K, d))
-    with backend("numba"):
-        assert lml._compiled(X, K) is not None
-        value, grad = lml.loss_gradient(w, X, target, K, sw, l2)
+    _assert_compiled_equals_reference(lml, w, X, target, K, sw, l2, f_ref)
     W, b = lml.weight_intercept(w, K)
-    value_ref, grad_ref = f_ref(f_ref.pack(W, b))
-    gW_ref, gb_ref = f_ref.unpack(grad_ref)
-    gW, gb = lml.weight_intercept(grad, K)
-    assert value == pytest.approx(value_ref, rel=1e-12, abs=1e-14)
-    np.testing.assert_allclose(gW, gW_ref, rtol=1e-10, atol=1e-13)
-    np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-13)
     # The queued rows occur (and, with label proportions, the others too):
     # the nonzero counts of the reference's per-sample gradients, on the
     # rows with a nonzero weight.
@@ -193,6 +199,64 @@ def test_compiled_kernel_overflow_raises_the_loss_error(layout, loss_name):
         with backend(name), np.errstate(over="ignore"):
             with pytest.raises(ValueError, match=r"\+inf") as info:
                 lml.loss_gradient(w, X, target, 3, None, 0.1)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("K, k", [(20, 3), (20, 5), (24, 8), (25, 5), (20, 9)])
+@pytest.mark.parametrize("proportions", [False, True])
+def test_top_k_block_kernel_with_ties_across_blocks(ref, layout, K, k, proportions):
+    # The top-k loss's linear kernels take blocks of 32 rows by columns (at
+    # most 24 classes, k <= 8) and leave a row with more than k scores at
+    # least its k-th largest to the row kernel, which keeps the lowest
+    # indices; integer scores tie often. 70 rows: two full blocks and a
+    # partial one. (25, 5) and (20, 9) are computed row by row.
+    n, d = 70, 4
+    rng = np.random.default_rng(K + k)
+    X = rng.integers(-1, 2, size=(n, d)).astype(float)
+    _, raw, sw = _problem(n, d, K, proportions, True, seed=k)
+    lml = LinearModelLoss(SparseSoftmaxLoss(k), True)
+    w = np.zeros(lml.n_coef(K, d))
+    W, b = lml.weight_intercept(w, K)
+    W[...] = rng.integers(-2, 3, size=(K, d))
+    b[...] = rng.integers(-1, 2, size=K)
+    Z = X @ W.T + b
+    kth = -np.sort(-Z, axis=1)[:, k - 1]
+    at_least = np.count_nonzero(Z >= kth[:, None], axis=1)
+    assert np.any(at_least > k) and np.any(at_least == k)  # both kinds of rows
+    target = check_target(raw, n, K)
+    C = 0.7
+    f_ref = ref.objective(ref.make_topk_loss_grad(k), X, raw, K, C, sample_weight=sw)
+    l2 = 1.0 / (C * sw.sum())
+    _assert_compiled_equals_reference(lml, w, LAYOUTS[layout](X), target, K, sw, l2, f_ref)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("loss_name", LOSSES)
+@pytest.mark.parametrize("K", [3, 20])
+@pytest.mark.parametrize("bad_row", [0, 31, 32, 45, 69])
+def test_compiled_kernel_finds_an_invalid_row_in_any_block(layout, loss_name, K, bad_row):
+    # The linear kernels compute blocks of 32 rows: one overflowing row, in
+    # the first, middle or last row of a block, gives the loss's error (the
+    # NumPy path's message, which names the row), not a value.
+    n, d = 70, 3
+    X, raw, _ = _problem(n, d, K, False, False)
+    # Only this row's scores overflow (to +inf), with the weights below.
+    X[bad_row] = 1e300 * (np.abs(X[bad_row]) + 1.0)
+    target = check_target(raw, n, K)
+    lml = LinearModelLoss(LOSSES[loss_name][0](), True)
+    w = np.zeros(lml.n_coef(K, d))
+    W, _ = lml.weight_intercept(w, K)
+    W[...] = 1e10
+    X_fit = LAYOUTS[layout](X)
+    messages = []
+    for name in ("numba", "numpy"):
+        with backend(name), np.errstate(over="ignore"):
+            if name == "numba":
+                assert lml._compiled(X_fit, K) is not None
+            with pytest.raises(ValueError, match=rf"\+inf.*row {bad_row}\b|row {bad_row}\b.*\+inf") as info:
+                lml.loss_gradient(w, X_fit, target, K, None, 0.1)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
 
