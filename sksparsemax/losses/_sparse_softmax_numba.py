@@ -1,4 +1,4 @@
-"""Compiled row kernel of the top-k loss (numba backend; see ``_numba_engine``)."""
+"""Compiled row and block kernels of the top-k loss (numba; see ``_numba_engine``)."""
 
 import numpy as np
 from numba import njit
