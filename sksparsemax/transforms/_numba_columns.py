@@ -129,7 +129,7 @@ def sparse_softmax_columns(Z, k, out, zmax):
         b = min(B, n - i0)
         _transposed_block(Z, i0, b, T)
         _top_k_network_columns(T, N, K, b, width)
-        _top_k_exp_columns(T, N, k, b, s, kept, nan)
+        _top_k_exp_columns(T, N, k, b, s, kept, nan)  # s in the dtype of Z, as NumPy sums
         for r in range(b):
             if not _store_max(N[0, r], nan[r], zmax, i0 + r):
                 return i0 + r
