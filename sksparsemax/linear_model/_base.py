@@ -338,6 +338,7 @@ class _BaseSparseLinearClassifier(ClassifierMixin, BaseEstimator):
             problem.linear_loss, problem.X, problem.target, n_classes,
             problem.sample_weight, w0, [1.0 / (C * problem.sw_sum) for C in Cs],
             settings, policies,
+            mean_target=problem.target_mean() if self.fit_intercept else None,
         )
 
     def _set_solution(self, problem, weights, intercept, n_iter):

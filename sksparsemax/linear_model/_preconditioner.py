@@ -32,6 +32,10 @@ feature is scaled by its (weighted) standard deviation, centred by its mean,
 which costs one pass over the data and already removes most of the
 iterations on bag-of-words features, whose scales span orders of magnitude.
 
+The intercepts get scales of their own, from the loss's curvature
+(:mod:`._intercept_scaling`): :meth:`GramPreconditioner.scale_intercepts`
+makes them part of the change of variables, :math:`b = M_t c - W\mu`.
+
 Stopping rule: L-BFGS stops once the largest entry of the gradient is at
 most ``tol`` both with respect to the original coefficients ``(W, b)`` (the
 rule of :class:`~sklearn.linear_model.LogisticRegression`) and with respect
@@ -46,6 +50,7 @@ from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.linalg.lapack import dtrtri
 
 from ..transforms import _backend
+from ._intercept_scaling import InterceptScaling
 from ._layout import CoefLayout
 from ._lbfgs import _fused_kernels, _max_abs
 
@@ -273,6 +278,22 @@ class GramPreconditioner:
             raise LinAlgError("the Cholesky factor of the Gram matrix is singular")
         self.L_inv = inv_upper.T
 
+    #: The map of the intercept variables (:meth:`scale_intercepts`), or
+    #: None (the identity).
+    intercepts = None
+
+    def scale_intercepts(self, scale, keep_sum):
+        """Make the intercepts ``b = M_t c - W mu``, ``t = scale`` of shape (K,).
+
+        ``scale``: from :func:`._intercept_scaling.intercept_scales`, so that
+        every intercept variable has about the same curvature; None leaves
+        them as they are. ``keep_sum``: the loss is shift-invariant (see
+        :class:`._intercept_scaling.InterceptScaling`). No effect without
+        intercepts.
+        """
+        if self.fit_intercept and scale is not None:
+            self.intercepts = InterceptScaling(scale, keep_sum)
+
     def _split(self, flat):
         return self.layout.split(flat)
 
@@ -287,7 +308,11 @@ class GramPreconditioner:
         else:
             _times_lower(V, self.L_inv, W)
         if self.fit_intercept:
-            b[...] = c - W @ self.mean
+            if self.intercepts is None:
+                b[...] = c
+            else:
+                self.intercepts.apply(c, out=b)
+            b -= W @ self.mean
         return w
 
     def variables(self, w):
@@ -303,18 +328,21 @@ class GramPreconditioner:
                                       check_finite=False).T
         if self.fit_intercept:
             c[...] = b + W @ self.mean
+            if self.intercepts is not None:
+                self.intercepts.solve(c.copy(), out=c)
         return v
 
     def gradient(self, g):
         """Gradient with respect to ``v`` of the gradient ``g`` with respect to ``w``.
 
-        ``g_V = (g_W - g_b mu^T) L^{-T}`` and ``g_c = g_b``.
+        ``g_V = (g_W - g_b mu^T) L^{-T}`` and ``g_c = M_t g_b`` (``M_t``
+        is symmetric).
         """
         gW, gb = self._split(g)
         out = np.empty_like(g)
         gV, gc = self._split(out)
         if self.fit_intercept:
-            gc[...] = gb
+            self._intercept_gradient(gb, gc)
         if self.L_inv is None:  # in place in gV: no (K, d) temporary
             if self.fit_intercept:
                 np.multiply.outer(gb, self.mean, out=gV)
@@ -349,13 +377,22 @@ class GramPreconditioner:
         gW, gb = self._split(g)
         out = np.empty_like(g)
         gV, gc = self._split(out)
+        largest = 0.0
         if self.fit_intercept:
-            gc[...] = gb
+            self._intercept_gradient(gb, gc)
+            largest = max(_max_abs(gb), _max_abs(gc))
         else:
             gb = np.empty(0)
         mw, mv = kernels.diagonal_gradient(
             gW, gb, self.mean if self.fit_intercept else self.scale, self.scale, gV)
-        return out, max(float(mw), float(mv), _max_abs(gc) if self.fit_intercept else 0.0)
+        return out, max(float(mw), float(mv), largest)
+
+    def _intercept_gradient(self, gb, gc):
+        """``gc = M_t gb``: the gradient with respect to the intercept variables."""
+        if self.intercepts is None:
+            gc[...] = gb
+        else:
+            self.intercepts.apply(gb, out=gc)
 
 
 #: Features from which the blocked triangular kernels are used; below, the
