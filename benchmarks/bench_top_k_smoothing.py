@@ -47,7 +47,7 @@ test accuracy.
 
 Run from the repository root::
 
-    python benchmarks/bench_top_k_smoothing.py            # full sizes (about 10 minutes)
+    python benchmarks/bench_top_k_smoothing.py            # full sizes (about 6 minutes on 2 cores)
     python benchmarks/bench_top_k_smoothing.py --quick    # small sizes
     python benchmarks/bench_top_k_smoothing.py --write    # also results/top_k_smoothing.md, .json
 """
