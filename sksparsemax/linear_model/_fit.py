@@ -207,9 +207,9 @@ def _intercept_scales(loss, n_classes, mean_target):
 
     From the curvature of the loss where its mapping gives the mean target
     (the intercept-only optimum). None for a loss with kinks (top-k): where
-    L-BFGS ends on a kink depends on its path, and with scales taken from
-    the softmax warm-up it ended further from the optimum on a small
-    weighted problem of the tests (``test_newton_cg.py``) than without.
+    L-BFGS ends on a kink depends on its path, and the curvature at the
+    start (that of one piece, or of the softmax warm-up) says little about
+    the pieces the fit ends between.
     """
     if not loss.is_smooth(n_classes):
         return None

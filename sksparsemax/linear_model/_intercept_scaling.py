@@ -24,8 +24,8 @@ the curvature at the intercept-only optimum) the intercepts become
 invert and transpose. Only the intercepts flatter than the mean get a
 larger scale: the weights of every class have the regularisation's
 curvature besides the loss's, so an intercept is never the flattest
-direction for being steeper than the others (measured on the multi-label
-data sets: smaller scales for the frequent labels cost iterations).
+direction for being steeper than the others, and shrinking its scale would
+only make it stiffer than the weights.
 """
 
 import numpy as np
@@ -105,7 +105,7 @@ class InterceptScaling:
         return out
 
     def solve(self, b, out):
-        """``out = M_t^{-1} b``.
+        """``out = M_t^{-1} b`` (``out`` may be ``b``: it is read before being written).
 
         With ``keep_sum``: the mean of ``b`` is that of ``out``; the rest,
         ``y`` with ``Pi D_t y = b - mean(b)`` and ``sum(y) = 0``, is ``y =

@@ -329,7 +329,7 @@ class GramPreconditioner:
         if self.fit_intercept:
             c[...] = b + W @ self.mean
             if self.intercepts is not None:
-                self.intercepts.solve(c.copy(), out=c)
+                self.intercepts.solve(c, out=c)
         return v
 
     def gradient(self, g):
