@@ -19,8 +19,8 @@ The goals:
   sets the joint model is a different model from one-vs-rest logistic
   regression (one loss over label proportions against independent binary
   ones), so its score is shown, not held to the reference's. The same
-  goal on the wide sparse problem, where it is the top-k model's
-  convergence that the issue measured failing;
+  goal holds on the wide sparse problem, where the issue measured the
+  top-k model stopping at ``max_iter``;
 - peak memory at most LogisticRegression's (SparsemaxMultiLabel: at most
   twice the one-vs-rest peak);
 - on the sparse problem, at most 10% of each fit outside the
