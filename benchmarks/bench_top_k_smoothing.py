@@ -83,6 +83,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _machine import cpu_model  # noqa: E402
 from bench_estimators import _Tee, text_like  # noqa: E402
+from bench_wide_sparse import problem as wide_problem  # noqa: E402
 
 from sksparsemax import SparseSoftmaxClassifier  # noqa: E402
 from sksparsemax.linear_model import _fit  # noqa: E402
@@ -318,8 +319,7 @@ def _run(args):
                         y_test, schedules, args.tol, reference_iter)
     # The wide problem and k (bench_wide_sparse.py's), where the
     # plain fit stops at max_iter.
-    n, d, density = (2000, 100_000, 5e-4) if args.quick else (10_000, 1_000_000, 1e-4)
-    X, y = text_like(n, d, 20, density, np.random.default_rng(0))
+    X, y = wide_problem("quick" if args.quick else "full")
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0)
     rows += run_problem(f"wide CSR {X_train.shape}, 20 classes", X_train, y_train, X_test,
                         y_test, schedules, args.tol, reference_iter, k=WIDE_K)
