@@ -43,6 +43,33 @@ _COLUMN_BLOCK = 32
 _COLUMNS_MAX = DENSE_K
 
 
+def _target_has_avx512():
+    """Whether numba compiles for a processor with AVX-512 (``avx512f``).
+
+    The features are numba's own choice for its JIT target:
+    ``NUMBA_CPU_FEATURES`` if set, else the host's (less AVX where
+    ``NUMBA_ENABLE_AVX=0``).
+    """
+    from numba.core import codegen, config
+
+    features = config.CPU_FEATURES
+    if features is None:
+        features = codegen.get_host_cpu_features()
+    return "+avx512f" in str(features).split(",")
+
+
+#: Whether the top-k mapping's short rows run by transposed blocks
+#: (:func:`sparse_softmax_columns`). Its network's compare-exchanges read and
+#: write their state in memory, meant as one block row per SIMD lane: on an
+#: AVX-512 processor the blocks were the faster kernel, but for an AVX2
+#: target LLVM leaves that loop scalar (a scalar compare per entry in its
+#: machine code), and the row-by-row network
+#: (``_numba_top_k._sparse_softmax_network_rows``, its state in registers)
+#: is faster (``benchmarks/bench_short_rows.py``). A constant of the
+#: compiled code: numba's cache is keyed by the processor it compiled for.
+_COLUMNS_VECTORISED = _target_has_avx512()
+
+
 @njit(**_JIT_INLINE)
 def _exchange_column(N, t, r, x):
     """Keep ``max(N[t, r], x)`` in ``N[t, r]``; return ``min(N[t, r], x)`` (branch-free)."""

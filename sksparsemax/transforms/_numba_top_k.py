@@ -13,12 +13,13 @@ from numba import njit
 
 from ._numba_rows import (
     _JIT,
+    _JIT_FMA,
     _JIT_INLINE,
     _block_sum,
     _lane_maxima,
     _store_max,
 )
-from ._numba_columns import _COLUMNS_MAX, sparse_softmax_columns
+from ._numba_columns import _COLUMNS_MAX, _COLUMNS_VECTORISED, sparse_softmax_columns
 from ._numba_exp import exp_nonpositive
 
 # sparse_softmax: for k up to _NET_K_MAX, the k largest values come from a
@@ -333,7 +334,9 @@ def sparse_softmax_rows(Z, k, out, zmax):
     For ``k <= 8`` on rows of up to ``_COLUMNS_MAX`` entries, by transposed
     blocks of rows (:func:`._numba_columns.sparse_softmax_columns`: a
     compare-exchange network gives the k-th largest value ``v`` and the
-    maximum, exp is evaluated for every entry in SIMD and masked); on longer
+    maximum, exp is evaluated for every entry in SIMD and masked; where the
+    target processor does not vectorise the blocks' network, the same
+    arithmetic row by row, :func:`_sparse_softmax_network_rows`); on longer
     rows, the network sees only the entries above a lower bound of ``v``,
     and exp is evaluated for the k kept ones only
     (:func:`_sparse_softmax_prefiltered`). Otherwise one pass per row finds
@@ -346,7 +349,36 @@ def sparse_softmax_rows(Z, k, out, zmax):
         return _sparse_softmax_insertion(Z, k, out, zmax)
     if K >= _PREFILTER_MIN:
         return _sparse_softmax_prefiltered(Z, k, out, zmax)
-    return sparse_softmax_columns(Z, k, out, zmax)
+    if _COLUMNS_VECTORISED:
+        return sparse_softmax_columns(Z, k, out, zmax)
+    return _sparse_softmax_network_rows(Z, k, out, zmax)
+
+
+@njit(**_JIT_FMA)
+def _sparse_softmax_network_rows(Z, k, out, zmax):
+    """:func:`sparse_softmax_rows` for ``k <= 8`` on rows of up to ``_COLUMNS_MAX`` entries, row by row.
+
+    Where the transposed blocks of
+    :func:`._numba_columns.sparse_softmax_columns` are not vectorised
+    (``_COLUMNS_VECTORISED``): per row, the network over every entry
+    (:func:`top_k_values`, its state in registers), the masked exp of every
+    entry (:func:`top_k_dense`, the lowest indices kept among ties at the
+    k-th place), summed in row order and divided. The same arithmetic as
+    the column kernel's, row by row: the same result, bit for bit.
+    """
+    n, K = Z.shape
+    for i in range(n):
+        m, v, nan = top_k_values(Z, i, k)
+        if not _store_max(m, nan, zmax, i):
+            return i
+        m = zmax[i]  # in the dtype of Z, as the column kernel subtracts it
+        top_k_dense(Z, i, k, v, m, out, i)
+        s = out[i, 0]
+        for j in range(1, K):
+            s += out[i, j]
+        for j in range(K):
+            out[i, j] = out[i, j] / s
+    return -1
 
 
 @njit(**_JIT)

@@ -9,6 +9,7 @@ each other. The switch itself (``set_backend``, ``backend``,
 
 import contextvars
 import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -601,6 +602,66 @@ def test_sparse_softmax_rows_match_the_numpy_path(K):
         ref = sparse_softmax_sorted(z, k)
         np.testing.assert_array_equal(b != 0, ref != 0)
         np.testing.assert_allclose(a, ref, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+@pytest.mark.parametrize("K", [2, 3, 8, 10, 17, 24])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_top_k_short_rows_by_blocks_and_by_rows_agree_bit_for_bit(K, dtype):
+    # Rows of up to 24 entries are mapped by transposed blocks where the
+    # processor vectorises them (AVX-512) and row by row elsewhere: both
+    # kernels run here, whatever this processor is, and must give the same
+    # bits (the same network, exp and order of sums), the same row maxima,
+    # and name the same first invalid row. 70 rows: two full blocks and a
+    # partial one; ties at the k-th place, masks, rows of one finite entry.
+    from sksparsemax.transforms._numba_columns import sparse_softmax_columns
+    from sksparsemax.transforms._numba_top_k import _sparse_softmax_network_rows
+
+    rng = np.random.default_rng(K)
+    z = np.concatenate([
+        _scores(rng, 30, K, 1.0, masks=True),
+        np.round(2 * rng.standard_normal((30, K))) / 2,
+        np.zeros((4, K)),
+        np.full((6, K), -np.inf),
+    ]).astype(dtype)
+    z[-6:, K // 2] = rng.standard_normal(6)
+    for k in range(1, min(K, 9)):
+        a, b = np.empty_like(z), np.empty_like(z)
+        ma, mb = np.empty(len(z), dtype), np.empty(len(z), dtype)
+        assert sparse_softmax_columns(z, k, a, ma) == -1
+        assert _sparse_softmax_network_rows(z, k, b, mb) == -1
+        np.testing.assert_array_equal(b, a, err_msg=f"k={k}")
+        np.testing.assert_array_equal(mb, ma)
+        np.testing.assert_allclose(a, sparse_softmax_sorted(z, k), rtol=0,
+                                   atol=2e-6 if dtype == np.float32 else 1e-13)
+    for bad_value in (np.nan, np.inf):
+        bad = z.copy()
+        bad[40, 0] = bad_value
+        bad[65, K - 1] = np.nan
+        bad[35] = -np.inf  # not finite anywhere: invalid too, and first
+        for f in (sparse_softmax_columns, _sparse_softmax_network_rows):
+            assert f(bad, 2, np.empty_like(bad), np.empty(len(bad), dtype)) == 35
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason=NO_NUMBA)
+def test_top_k_short_rows_kernel_follows_the_target_processor(monkeypatch):
+    # The choice between the two kernels above is the compile target's:
+    # transposed blocks only where numba compiles for AVX-512, the host's
+    # features or those NUMBA_CPU_FEATURES names.
+    from llvmlite import binding
+    from numba.core import config
+
+    from sksparsemax.transforms import _numba_columns
+
+    host = bool(binding.get_host_cpu_features().get("avx512f", False) and config.ENABLE_AVX)
+    monkeypatch.setattr(config, "CPU_FEATURES", None)
+    assert _numba_columns._target_has_avx512() is host
+    monkeypatch.setattr(config, "CPU_FEATURES", "+sse2,+avx2,+avx512f,+avx512vl")
+    assert _numba_columns._target_has_avx512() is True
+    monkeypatch.setattr(config, "CPU_FEATURES", "+sse2,+avx2,-avx512f")
+    assert _numba_columns._target_has_avx512() is False
+    if "NUMBA_CPU_FEATURES" not in os.environ:
+        assert _numba_columns._COLUMNS_VECTORISED is host
 
 
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 200])

@@ -1,0 +1,165 @@
+"""The compiled top-k mapping on short rows: transposed blocks against rows, per processor.
+
+On rows of up to 24 entries the numba backend's top-k mapping has two
+kernels with the same arithmetic and the same result, bit for bit: one maps
+transposed blocks of 32 rows (``_numba_columns.sparse_softmax_columns``,
+one SIMD lane per row where LLVM vectorises its selection network), the
+other maps row by row (``_numba_top_k._sparse_softmax_network_rows``, the
+network's state in registers). Which is faster depends on the processor
+numba compiles for, and the mapping picks by it
+(``_numba_columns._COLUMNS_VECTORISED``: the blocks where the target has
+AVX-512). This script times both kernels side by side on this machine, with
+``scipy.special.softmax`` on the same scores as the reference (best of
+interleaved rounds after a warm-up, float64 standard-normal scores), and
+names the processor, its AVX-512 support and the kernel the mapping uses.
+
+Run from the repository root (numba needed)::
+
+    python benchmarks/bench_short_rows.py            # about 10 seconds
+    python benchmarks/bench_short_rows.py --quick    # smaller shapes, fewer rounds
+    python benchmarks/bench_short_rows.py --write    # also results/short_rows.md, .json
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.special  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import cpu_model, numpy_exp_simd  # noqa: E402
+
+from sksparsemax.transforms import _numba_columns, _numba_top_k  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+#: (rows, entries) of the scores: the full and the quick run.
+SHAPES = {"full": [(100_000, 10), (50_000, 20), (40_000, 24)],
+          "quick": [(5_000, 10), (2_000, 24)]}
+K_VALUES = (2, 5, 8)
+
+
+def _kernels(z, k):
+    """The contenders on the scores ``z``: name -> function of no argument."""
+    out, zmax = np.empty_like(z), np.empty(z.shape[0], z.dtype)
+    return {
+        "scipy softmax": lambda: scipy.special.softmax(z, axis=-1),
+        "blocks": lambda: _numba_columns.sparse_softmax_columns(z, k, out, zmax),
+        "rows": lambda: _numba_top_k._sparse_softmax_network_rows(z, k, out, zmax),
+    }
+
+
+def measure(z, k, rounds):
+    """Best time (s) of each contender over ``rounds`` interleaved rounds."""
+    contenders = _kernels(z, k)
+    for f in contenders.values():  # warm-up: compilation, first touch of the buffers
+        f()
+    best = dict.fromkeys(contenders, np.inf)
+    for _ in range(rounds):
+        for name, f in contenders.items():
+            t0 = time.perf_counter()
+            f()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+def same_bits(z, k):
+    """Whether the two kernels give the same bits on ``z``."""
+    a, b = np.empty_like(z), np.empty_like(z)
+    za, zb = np.empty(z.shape[0], z.dtype), np.empty(z.shape[0], z.dtype)
+    _numba_columns.sparse_softmax_columns(z, k, a, za)
+    _numba_top_k._sparse_softmax_network_rows(z, k, b, zb)
+    return bool(np.array_equal(a, b) and np.array_equal(za, zb))
+
+
+def run(shapes, rounds):
+    rng = np.random.default_rng(0)
+    rows = []
+    for shape in shapes:
+        z = rng.standard_normal(shape)
+        for k in K_VALUES:
+            if k >= shape[1]:
+                continue
+            best = measure(z, k, rounds)
+            soft = best["scipy softmax"]
+            rows.append(dict(
+                shape=list(shape), k=k, softmax_ms=1e3 * soft,
+                blocks_ms=1e3 * best["blocks"], rows_ms=1e3 * best["rows"],
+                blocks_ratio=best["blocks"] / soft, rows_ratio=best["rows"] / soft,
+                same_bits=same_bits(z, k),
+            ))
+            print(f"{str(shape):14s} k={k}: softmax {1e3 * soft:7.2f} ms, blocks "
+                  f"{1e3 * best['blocks']:7.2f} ms ({best['blocks'] / soft:.2f}), rows "
+                  f"{1e3 * best['rows']:7.2f} ms ({best['rows'] / soft:.2f})", flush=True)
+    return rows
+
+
+def machine():
+    import numba
+
+    return dict(
+        date=time.strftime("%Y-%m-%d"), machine=platform.machine(), cpu=cpu_model(),
+        cpus=os.cpu_count(), python=platform.python_version(), numpy=np.__version__,
+        numba=numba.__version__, numpy_exp=numpy_exp_simd(),
+        avx512=_numba_columns._target_has_avx512(),
+        mapping_uses="blocks" if _numba_columns._COLUMNS_VECTORISED else "rows",
+    )
+
+
+def format_report(result):
+    m = result["machine"]
+    lines = [
+        "# The top-k mapping on short rows: transposed blocks against rows",
+        "",
+        f"Generated by `python benchmarks/bench_short_rows.py --write` on {m['date']} "
+        f"({m['machine']}, {m['cpu']}, {m['cpus']} CPU(s), Python {m['python']}, "
+        f"NumPy {m['numpy']} (exp on {m['numpy_exp']}), numba {m['numba']}).",
+        "",
+        f"numba's target has AVX-512: {'yes' if m['avx512'] else 'no'}; the mapping uses "
+        f"the {m['mapping_uses']} kernel on this machine.",
+        "",
+        "float64 standard-normal scores; best of interleaved rounds after a warm-up, one "
+        "thread. Ratios: time over `scipy.special.softmax`'s on the same scores. "
+        "`same bits`: the two kernels' outputs and row maxima are identical.",
+        "",
+        "| shape | k | softmax (ms) | blocks (ms) | rows (ms) | blocks / softmax "
+        "| rows / softmax | same bits |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['shape'][0]} x {r['shape'][1]} | {r['k']} | {r['softmax_ms']:.2f} "
+            f"| {r['blocks_ms']:.2f} | {r['rows_ms']:.2f} | {r['blocks_ratio']:.2f} "
+            f"| {r['rows_ratio']:.2f} | {'yes' if r['same_bits'] else '**no**'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller shapes, 3 rounds")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds")
+    parser.add_argument("--write", action="store_true", help="write the report")
+    parser.add_argument("--out", default=str(RESULTS), help="folder of the report")
+    args = parser.parse_args(argv)
+    rounds = args.rounds or (3 if args.quick else 15)
+    result = dict(machine=machine(), rounds=rounds,
+                  rows=run(SHAPES["quick" if args.quick else "full"], rounds))
+    if args.write:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "short_rows.json").write_text(json.dumps(result, indent=1) + "\n")
+        (out / "short_rows.md").write_text(format_report(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()
