@@ -9,9 +9,10 @@ closed form with divisions and a square root. Here a block of
 step of the rows' computation runs along the contiguous rows of that
 buffer, one entry of every row of the block at a time: the same arithmetic
 for every row (branch-free selects, :func:`._numba_exp.exp_nonpositive`),
-which LLVM turns into SIMD code, one lane per row. Used for the rows that
-the NumPy path also maps by transposed blocks (at most
-:data:`._blocks.DENSE_K` entries), whose order of sums it reproduces. The
+which LLVM turns into SIMD code, one lane per row (except the top-k
+network for targets without AVX-512: see :data:`_COLUMNS_VECTORISED`).
+Used for the rows that the NumPy path also maps by transposed blocks (at
+most :data:`._blocks.DENSE_K` entries), whose order of sums it reproduces. The
 inner loops index the block's buffers by the block row ``r`` only (the
 row maxima are copied out of ``zmax[i0 + r]`` first): numba guards an
 index ``i0 + r`` against negative values, and LLVM then loads it by a
