@@ -61,8 +61,8 @@ def _target_has_avx512():
 
 #: Whether the top-k mapping's short rows run by transposed blocks
 #: (:func:`sparse_softmax_columns`). Its network's compare-exchanges read and
-#: write their state in memory, meant as one block row per SIMD lane: on an
-#: AVX-512 processor the blocks were the faster kernel, but for an AVX2
+#: write their state in memory, meant as one block row per SIMD lane (the
+#: kernel chosen for AVX-512 targets, docs/performance.rst), but for an AVX2
 #: target LLVM leaves that loop scalar (a scalar compare per entry in its
 #: machine code), and the row-by-row network
 #: (``_numba_top_k._sparse_softmax_network_rows``, its state in registers)
