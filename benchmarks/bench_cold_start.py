@@ -10,7 +10,12 @@ subprocesses, each with its own empty ``NUMBA_CACHE_DIR``:
   kernels apply: compiled on the first fit);
 * the same in a second process on the filled cache (kernels loaded from disk);
 * the warm fit (the second fit in the same process);
-* ``python -m sksparsemax --quick`` end to end, cold and on the filled cache.
+* ``python -m sksparsemax --quick`` end to end, cold and on the filled cache;
+* the compile time of each loss's compiled kernel for each of its tasks
+  (the rows of a score matrix, dense ``X``, CSR ``X``: see
+  ``sksparsemax/losses/_numba_engine.py``), a first call on tiny data in a
+  fresh process with an empty cache: what a first fit of that loss on such
+  data adds.
 
 Usage::
 
@@ -52,6 +57,37 @@ print(json.dumps({{"import": t1 - t0, "first": b - a, "warm": c - b, "backend": 
 
 SIZES = [(1000, 20, 5), (5000, 100, 10)]
 
+_KERNEL = r"""
+import time, sys
+import numpy as np, scipy.sparse as sp
+from sksparsemax.losses import EntmaxLoss, SoftmaxLoss, SparseSoftmaxLoss, SparsemaxLoss
+loss = {{"sparsemax": SparsemaxLoss(), "softmax": SoftmaxLoss(),
+         "top-k (k=3)": SparseSoftmaxLoss(k=3), "1.5-entmax": EntmaxLoss(1.5)}}["{loss}"]
+kernel, params = loss._row_kernel_for(10)
+params = np.asarray(params, dtype=np.float64)
+n, d, K = 64, 8, 10
+rng = np.random.default_rng(0)
+y = rng.integers(0, K, n).astype(np.intp)
+Q, tterm, weights = np.empty((0, 0)), np.zeros(1), np.empty(0)
+if "{task}" == "rows":
+    Z = rng.standard_normal((n, K))
+    task = (Z, y, Q, tterm, np.empty_like(Z), np.empty(n), np.empty(n))
+elif "{task}" == "dense":
+    X = rng.standard_normal((n, d))
+    task = (X, np.zeros((K, d)), np.zeros(K), y, Q, tterm, weights, 1.0, np.zeros((K, d)),
+            np.zeros(K))
+else:
+    X = sp.random(n, d, density=0.3, format="csr", random_state=0)
+    task = (X.data, X.indices, X.indptr, np.zeros((d, K)), np.zeros(K), y, Q, tterm, weights,
+            1.0, np.zeros((d, K)), np.zeros(K))
+t0 = time.perf_counter()
+kernel(task, params)
+print(time.perf_counter() - t0)
+"""
+
+KERNEL_LOSSES = ["sparsemax", "softmax", "top-k (k=3)", "1.5-entmax"]
+KERNEL_TASKS = ["rows", "dense", "CSR"]
+
 
 def _env(cache):
     env = dict(os.environ)
@@ -72,6 +108,26 @@ def _cli_cell(cache, out_dir):
                    env=_env(cache), capture_output=True, text=True, check=True,
                    cwd=tempfile.gettempdir())
     return time.perf_counter() - start
+
+
+def _kernel_cell(loss, task, cache):
+    out = subprocess.run([sys.executable, "-c", _KERNEL.format(loss=loss, task=task.lower())],
+                         env=_env(cache), capture_output=True, text=True, check=True,
+                         cwd=tempfile.gettempdir())
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def measure_kernels(repeat):
+    """Compile time (s) of each loss's kernel per task: ``{loss: {task: seconds}}``."""
+    times = {}
+    for loss in KERNEL_LOSSES:
+        for task in KERNEL_TASKS:
+            runs = []
+            for _ in range(repeat):
+                with tempfile.TemporaryDirectory() as cache:
+                    runs.append(_kernel_cell(loss, task, cache))
+            times.setdefault(loss, {})[task] = min(runs)
+    return times
 
 
 def measure(repeat):
@@ -96,7 +152,7 @@ def measure(repeat):
     return rows, {key: min(values) for key, values in cli.items()}
 
 
-def render(rows, cli, repeat):
+def render(rows, cli, repeat, kernels):
     lines = [
         "# Cold start",
         "",
@@ -122,6 +178,17 @@ def render(rows, cli, repeat):
         f"{cli['cold_s']:.1f}, filled cache {cli['cached_s']:.1f}.",
         "",
     ]
+    lines += [
+        "Compile time of each loss's kernel (s): the first call, on tiny data, of a fresh "
+        "process with an empty cache (the import excluded); a first fit of the loss on data of "
+        "that layout adds it.",
+        "",
+        "| loss | " + " | ".join(KERNEL_TASKS) + " |",
+        "|---|" + "---:|" * len(KERNEL_TASKS),
+    ]
+    for loss, by_task in kernels.items():
+        lines.append(f"| {loss} | " + " | ".join(f"{by_task[t]:.1f}" for t in KERNEL_TASKS) + " |")
+    lines.append("")
     small = rows[0]
     lines.append(
         f"Findings: on {small['problem']} the first fit takes "
@@ -142,7 +209,8 @@ def main(argv=None):
     parser.add_argument("--results-dir", default=str(ROOT / "benchmarks" / "results"))
     args = parser.parse_args(argv)
     rows, cli = measure(args.repeat)
-    text = render(rows, cli, args.repeat)
+    kernels = measure_kernels(args.repeat)
+    text = render(rows, cli, args.repeat, kernels)
     print(text)
     if args.write:
         Path(args.results_dir, "cold_start.md").write_text(text, encoding="utf-8")

@@ -2,7 +2,8 @@
 
 The compiled kernels of the numba backend are used only from a problem size
 on (below it the NumPy path is as fast, and a first fit on small data
-compiles nothing: ``losses/_compiled.py``, ``linear_model/_preconditioner.py``).
+compiles nothing: ``losses/_compiled.py``, ``losses/_scores.py``,
+``linear_model/_preconditioner.py``).
 The tests' problems are small, so the size rules are lifted for every test,
 and the kernels are exercised on them; ``tests/linear_model/test_size_rules.py``
 checks the rules themselves with the ``real_size_rules`` fixture.

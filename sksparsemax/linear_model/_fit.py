@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..losses import get_loss
+from ..transforms import backend
 from ._intercept_scaling import intercept_scales
 from ._preconditioner import gram_preconditioner_path
 from ._row_space import row_space_reduction
@@ -214,7 +215,12 @@ def _intercept_scales(loss, n_classes, mean_target):
     if not loss.is_smooth(n_classes):
         return None
     try:
-        p = loss.predict_proba(loss._scores_for(mean_target)[None, :])[0]
+        # One row, on the NumPy path: with the numba backend, the mapping's
+        # kernel would otherwise be compiled for it (seconds, on the first
+        # fit after an installation, even where the fit itself compiles
+        # nothing).
+        with backend("numpy"):
+            p = loss.predict_proba(loss._scores_for(mean_target)[None, :])[0]
     except (AttributeError, NotImplementedError):
         return None
     return intercept_scales(loss, p)

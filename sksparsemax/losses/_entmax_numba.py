@@ -6,7 +6,15 @@ from numba import njit
 
 from ..transforms._numba_entmax15 import _entmax15_newton_tau
 from ..transforms._numba_rows import _JIT_INLINE, _JIT_REASSOC
-from ._numba_engine import run, target_dot
+from ._numba_engine import (
+    DENSE_TASK,
+    ROWS_TASK,
+    csr_task,
+    dense_task,
+    row_by_row,
+    rows_task,
+    target_dot,
+)
 
 
 @njit(**_JIT_INLINE)
@@ -64,4 +72,9 @@ def entmax15_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
 @njit(**_JIT_REASSOC)
 def kernel(task, params):
     """The 1.5-entmax loss over a task of :mod:`._numba_engine`."""
-    return run(entmax15_row, task, params)
+    if len(task) == ROWS_TASK:  # constant: the other branches are dropped (_numba_engine)
+        return rows_task(entmax15_row, task, params)
+    elif len(task) == DENSE_TASK:
+        return dense_task(entmax15_row, row_by_row, task, params)
+    else:
+        return csr_task(entmax15_row, row_by_row, task, params)

@@ -306,9 +306,9 @@ class FenchelYoungLoss:
         """``(kernel, params)``: the loss's compiled kernel, or None.
 
         Called only when the numba backend is in effect. ``kernel(task,
-        params)`` is a compiled entry point of ``_numba_engine.run`` with the
-        loss's row kernel, ``params`` a float64 array of its parameters. The
-        default (None) keeps the NumPy path.
+        params)`` is a compiled entry point that hands the loss's row kernel
+        to the drivers of ``_numba_engine``, ``params`` a float64 array of
+        its parameters. The default (None) keeps the NumPy path.
         """
         return None
 

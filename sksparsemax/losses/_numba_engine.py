@@ -2,7 +2,7 @@
 
 A loss with a compiled path (:meth:`FenchelYoungLoss._row_kernel`) writes one
 *row kernel*, the loss and gradient of one row of scores, and one entry point
-that hands it to :func:`run`::
+that hands it to the drivers of the three tasks (below)::
 
     @njit(cache=True, nogil=True, inline="always")
     def row(Z, i, m, y, Q, qi, params, scratch, out, oi):
@@ -10,29 +10,37 @@ that hands it to :func:`run`::
 
     @njit(cache=True, nogil=True)
     def kernel(task, params):
-        return run(row, task, params)
+        if len(task) == ROWS_TASK:
+            return rows_task(row, task, params)
+        elif len(task) == DENSE_TASK:
+            return dense_task(row, row_by_row, task, params)
+        else:
+            return csr_task(row, row_by_row, task, params)
 
-A loss may also hand :func:`run` a *block kernel*, which computes the rows
-of a block of up to ``_BLOCK`` score rows together (the top-k loss does, by
-transposed blocks: one SIMD lane per row); the linear drivers call it on
-each block of rows whose scores they computed. Without one, the block is
-computed row by row (:func:`row_by_row`)::
+``len(task)`` is a constant of the task's type: numba rewrites the tests as
+constants and drops the branches of the other tasks before it inlines the
+drivers, so each task compiles its own driver only, once. (Not a dispatch by
+``numba.extending.overload`` with ``inline="always"``: numba types such an
+overload's whole driver more than once per task, which multiplies the
+compile time of a first fit; nor a driver compiled on its own: it would
+take the row kernel as an argument, a Python object in the machine code,
+which numba cannot cache.)
+
+A loss may also hand the linear drivers a *block kernel* in place of
+:func:`row_by_row`, which computes the rows of a block of up to ``_BLOCK``
+score rows together (the top-k loss does, by transposed blocks: one SIMD
+lane per row); the linear drivers call it on each block of rows whose
+scores they computed::
 
     @njit(cache=True, nogil=True, inline="always")
     def block(row, Z, i0, b, y, Q, params, scratch, work, out, losses, zmax):
         ...  # rows r < b of Z (targets i0 + r): losses[r], out[r] = p - q
 
-    @njit(cache=True, nogil=True)
-    def kernel(task, params):
-        return run(row, task, params, block)
-
 A large block kernel may be inlined as a thin wrapper that calls a function
 compiled on its own (shorter compile times); that function must not take
-the row kernel as an argument (a kernel passed to a function that is not
-inlined is a Python object in the machine code, which numba cannot cache):
-see ``_sparse_softmax_numba.py``.
+the row kernel as an argument (see above): see ``_sparse_softmax_numba.py``.
 
-The row kernel is passed to the inlined driver as a compile-time constant, so
+The row kernel reaches the inlined drivers as a global of the entry point, so
 each loss gets its own machine code with the row arithmetic inlined into the
 loop (no call, no branch per row), and the entry point, a plain module-level
 function with array arguments, is cached on disk like every other kernel.
@@ -48,7 +56,7 @@ The driver adds the loss's target term ``Omega(q)`` (``tterm``, one entry per
 row, or one for class indices). A block kernel's arguments are those of
 :func:`row_by_row`.
 
-A *task* is a tuple of arrays; its length tells the driver what to compute:
+A *task* is a tuple of arrays; its length tells the entry point which driver runs:
 
 ``(Z, y, Q, tterm, out, losses, zmax)``
     every row of ``Z``: ``losses[i]`` and ``out[i] = p - q``; returns the first
@@ -62,8 +70,7 @@ A *task* is a tuple of arrays; its length tells the driver what to compute:
 """
 
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
+from numba import njit
 
 from ..transforms._numba_blas import (
     _BLAS_LIKE,
@@ -76,7 +83,9 @@ from ..transforms._numba_blas import (
 )
 from ..transforms._numba_kernels import _COLUMN_BLOCK, _JIT_INLINE, _row_max
 
-_ROWS_TASK, _DENSE_TASK, _CSR_TASK = 7, 10, 12
+#: The lengths of the rows and the dense tasks' tuples (see the module
+#: docstring); a CSR task, the entry points' last branch, has 12 entries.
+ROWS_TASK, DENSE_TASK = 7, 10
 
 # Rows per block of the linear drivers: the block kernels' transposed blocks
 # (a multiple of the 4 rows of the dense products).
@@ -354,40 +363,27 @@ def _csr_linear(
     return total, -1
 
 
-def run(row, task, params, block=None):  # pragma: no cover - replaced by the overload
-    """Run the row kernel ``row`` (and the block kernel ``block``, if any) over
-    ``task`` (see the module docstring)."""
-    raise NotImplementedError("run() is only callable from compiled code")
+@njit(**_JIT_INLINE)
+def rows_task(row, task, params):
+    """The rows task: :func:`_rows` with the row kernel."""
+    Z, y, Q, tterm, out, losses, zmax = task
+    return _rows(row, params, Z, y, Q, tterm, out, losses, zmax)
 
 
-@overload(run, inline="always")
-def _run(row, task, params, block=None):
-    # The kernels are taken out of their types and closed over as constants:
-    # numba then inlines them into the driver's loop (a kernel passed on as
-    # an argument would be called, not inlined, once per row).
-    kernel = row.dispatcher
-    if block is None or isinstance(block, (types.Omitted, types.NoneType)):
-        rows_of = row_by_row
-    else:
-        rows_of = block.dispatcher
-    if len(task) == _ROWS_TASK:
-        def impl(row, task, params, block=None):
-            Z, y, Q, tterm, out, losses, zmax = task
-            return _rows(kernel, params, Z, y, Q, tterm, out, losses, zmax)
-    elif len(task) == _DENSE_TASK:
-        def impl(row, task, params, block=None):
-            X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b = task
-            return _dense_linear(
-                kernel, rows_of, params, X, W, b, y, Q, tterm, weights, scale, grad_W,
-                grad_b,
-            )
-    elif len(task) == _CSR_TASK:
-        def impl(row, task, params, block=None):
-            data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, gWt, gb = task
-            return _csr_linear(
-                kernel, rows_of, params, data, indices, indptr, Wt, b, y, Q, tterm,
-                weights, scale, gWt, gb,
-            )
-    else:
-        return None
-    return impl
+@njit(**_JIT_INLINE)
+def dense_task(row, block, task, params):
+    """The dense task: :func:`_dense_linear` with the row and the block kernels."""
+    X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b = task
+    return _dense_linear(
+        row, block, params, X, W, b, y, Q, tterm, weights, scale, grad_W, grad_b
+    )
+
+
+@njit(**_JIT_INLINE)
+def csr_task(row, block, task, params):
+    """The CSR task: :func:`_csr_linear` with the row and the block kernels."""
+    data, indices, indptr, Wt, b, y, Q, tterm, weights, scale, grad_Wt, grad_b = task
+    return _csr_linear(
+        row, block, params, data, indices, indptr, Wt, b, y, Q, tterm, weights, scale,
+        grad_Wt, grad_b,
+    )

@@ -2,7 +2,9 @@
 
 import numpy as np
 
+from ..transforms import backend
 from ..transforms._validation import as_float_array, checked_row_max
+from . import _compiled
 from ._targets import resolve_target
 
 
@@ -106,6 +108,18 @@ def evaluate(loss, Z, target, check, need_loss, need_grad, out=None):
         compiled = loss.compiled(K)
         if compiled is not None and compiled.applies_to_rows(Z):
             return compiled.rows(Z, target, out)
+    if Z.size < _compiled.MIN_ROWS_ENTRIES:
+        # Too few scores for the compiled kernels, the mappings' included:
+        # the NumPy path, so that evaluations on small data (a small fit)
+        # compile nothing.
+        with backend("numpy"):
+            return _evaluate_by_conjugate(loss, Z, target, need_loss, need_grad, out)
+    return _evaluate_by_conjugate(loss, Z, target, need_loss, need_grad, out)
+
+
+def _evaluate_by_conjugate(loss, Z, target, need_loss, need_grad, out):
+    """:func:`evaluate` by the loss's shifted scores, ``_conjugate`` and ``_target_term``."""
+    if out is not None:
         zmax = checked_row_max(Z, Z.shape, "Z")
         with np.errstate(over="ignore"):  # finite - max may overflow to -inf
             Zs = np.subtract(Z, zmax, out=out)

@@ -6,7 +6,16 @@ from numba import njit
 from ..transforms._numba_kernels import _JIT_INLINE
 from ..transforms._numba_exp import exp_nonpositive
 from ..transforms._numba_rows import _JIT_FMA
-from ._numba_engine import run, subtract_target, target_dot
+from ._numba_engine import (
+    DENSE_TASK,
+    ROWS_TASK,
+    csr_task,
+    dense_task,
+    row_by_row,
+    rows_task,
+    subtract_target,
+    target_dot,
+)
 
 
 @njit(**_JIT_INLINE)
@@ -37,4 +46,9 @@ def softmax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
 @njit(**_JIT_FMA)
 def kernel(task, params):
     """The softmax loss over a task of :mod:`._numba_engine`."""
-    return run(softmax_row, task, params)
+    if len(task) == ROWS_TASK:  # constant: the other branches are dropped (_numba_engine)
+        return rows_task(softmax_row, task, params)
+    elif len(task) == DENSE_TASK:
+        return dense_task(softmax_row, row_by_row, task, params)
+    else:
+        return csr_task(softmax_row, row_by_row, task, params)

@@ -18,7 +18,15 @@ from ..transforms._numba_kernels import (
     top_k_row,
 )
 from ..transforms._numba_rows import _JIT_FMA
-from ._numba_engine import run, subtract_target, target_dot
+from ._numba_engine import (
+    DENSE_TASK,
+    ROWS_TASK,
+    csr_task,
+    dense_task,
+    rows_task,
+    subtract_target,
+    target_dot,
+)
 
 
 @njit(**_JIT_INLINE)
@@ -166,4 +174,9 @@ def _top_k_columns(Z, b, k, T, N, s, kept, nan, zmax):
 @njit(**_JIT_FMA)
 def kernel(task, params):
     """The top-k loss over a task of :mod:`._numba_engine`."""
-    return run(sparse_softmax_row, task, params, sparse_softmax_block)
+    if len(task) == ROWS_TASK:  # constant: the other branches are dropped (_numba_engine)
+        return rows_task(sparse_softmax_row, task, params)
+    elif len(task) == DENSE_TASK:
+        return dense_task(sparse_softmax_row, sparse_softmax_block, task, params)
+    else:
+        return csr_task(sparse_softmax_row, sparse_softmax_block, task, params)

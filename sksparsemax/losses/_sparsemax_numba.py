@@ -3,7 +3,15 @@
 from numba import njit
 
 from ..transforms._numba_kernels import _JIT_INLINE, _JIT_REASSOC, sparsemax_row_threshold
-from ._numba_engine import run, target_dot
+from ._numba_engine import (
+    DENSE_TASK,
+    ROWS_TASK,
+    csr_task,
+    dense_task,
+    row_by_row,
+    rows_task,
+    target_dot,
+)
 
 
 @njit(**_JIT_INLINE)
@@ -39,4 +47,9 @@ def sparsemax_row(Z, i, m, y, Q, qi, params, scratch, out, oi):
 @njit(**_JIT_REASSOC)
 def kernel(task, params):
     """The sparsemax loss over a task of :mod:`._numba_engine`."""
-    return run(sparsemax_row, task, params)
+    if len(task) == ROWS_TASK:  # constant: the other branches are dropped (_numba_engine)
+        return rows_task(sparsemax_row, task, params)
+    elif len(task) == DENSE_TASK:
+        return dense_task(sparsemax_row, row_by_row, task, params)
+    else:
+        return csr_task(sparsemax_row, row_by_row, task, params)

@@ -406,7 +406,6 @@ def _entmax15_rows_long(Z, out, zmax, taus):
     return -1
 
 
-@njit(**_JIT)
 def entmax15_rows(Z, out, zmax):
     """Exact 1.5-entmax of every row of ``Z``.
 
@@ -423,6 +422,11 @@ def entmax15_rows(Z, out, zmax):
     ``_COLUMNS_MAX`` entries run the same iteration on transposed blocks of
     rows (:func:`._numba_columns.entmax15_columns`). Returns the first
     invalid row or -1.
+
+    A Python function that picks the compiled kernel by the row length:
+    numba then compiles, on a first call, the kernel of that row length
+    only, where one compiled function that chose inside would compile all
+    three.
     """
     K = Z.shape[1]
     if K <= _COLUMNS_MAX:

@@ -235,7 +235,6 @@ def _sparsemax_rows_one_pass(Z, out, tau, size, zmax, write_out):
     return -1
 
 
-@njit(**_JIT_REASSOC)
 def sparsemax_rows(Z, out, tau, size, zmax, write_out):
     """Sparsemax of every row of ``Z`` (threshold by Michelot's algorithm).
 
@@ -250,13 +249,21 @@ def sparsemax_rows(Z, out, tau, size, zmax, write_out):
     ``write_out``, ``out = max(y - tau, 0)``. Returns the first invalid row
     or -1.
 
-    Compiled with reassociation (``_JIT_REASSOC``): it vectorises the sums
-    of :func:`_sparsemax_pass`; the thresholds equal the NumPy path's to
-    rounding (which sums in its own order anyway).
+    A Python function that picks the compiled kernel by the row length:
+    numba then compiles, on a first call, the kernel of that row length
+    only. The kernels are compiled with reassociation (``_JIT_REASSOC``):
+    it vectorises the sums of :func:`_sparsemax_pass`; the thresholds equal
+    the NumPy path's to rounding (which sums in its own order anyway).
     """
-    K = Z.shape[1]
-    if K >= _SPARSEMAX_ONE_PASS_MIN:
+    if Z.shape[1] >= _SPARSEMAX_ONE_PASS_MIN:
         return _sparsemax_rows_one_pass(Z, out, tau, size, zmax, write_out)
+    return _sparsemax_rows_iterative(Z, out, tau, size, zmax, write_out)
+
+
+@njit(**_JIT_REASSOC)
+def _sparsemax_rows_iterative(Z, out, tau, size, zmax, write_out):
+    """:func:`sparsemax_rows` on rows shorter than ``_SPARSEMAX_ONE_PASS_MIN``."""
+    K = Z.shape[1]
     pair_bound = _SPARSEMAX_PAIR_BOUND_MIN <= K < _BLOCKED_MAX_MIN
     for i in range(Z.shape[0]):
         m, low, ok = _row_max_and_low(Z, i, zmax)

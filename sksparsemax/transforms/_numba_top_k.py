@@ -327,7 +327,6 @@ def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out):
         out[i, bidx[a]] = bval[a] / s
 
 
-@njit(**_JIT)
 def sparse_softmax_rows(Z, k, out, zmax):
     """Top-k softmax of every row of ``Z`` (``1 <= k < K``).
 
@@ -343,6 +342,10 @@ def sparse_softmax_rows(Z, k, out, zmax):
     the k largest entries and the row maximum (:func:`top_k_row`). Among
     equal values at the k-th place the lowest indices are kept. Writes
     ``out`` and ``zmax``; returns the first invalid row or -1.
+
+    A Python function that picks the compiled kernel by k and the row
+    length: numba then compiles, on a first call, that kernel only, where
+    one compiled function that chose inside would compile all four.
     """
     K = Z.shape[1]
     if k > _NET_K_MAX:
