@@ -38,7 +38,6 @@ from ._numba_rows import (
     _pairwise_row_sum,
     _row_max_and_low,
     _row_max_of_lanes,
-    _row_sum,
     _sort_desc,
     _store_max,
 )
@@ -225,10 +224,15 @@ def _entmax15_newton_tau_candidates(Z, i, m, idx, n, floor, buf):
 
 
 @njit(**_JIT_INLINE)
-def _entmax15_write_row(Z, i, m, tau, out, rounded, stack, vals):
+def _entmax15_write_row(Z, i, m, tau, out, rounded):
     """``out[i] = [u - tau]_+^2`` over its row sum (``tau`` rounded to the dtype of ``Z``).
 
-    The rounding, the row sum and the division are those of the NumPy path.
+    The rounding, the row sum and the division are those of the NumPy path,
+    on rows of at most ``_ENTMAX15_NEWTON_MAX`` (128) entries: NumPy sums
+    such a row as :func:`._numba_rows._block_sum` does. (Without a branch
+    to the longer rows' sum: an array that only one branch passes on keeps
+    numba from pairing the reference counts of this inlined helper's
+    arrays, which every row would then update.)
     """
     K = Z.shape[1]
     rounded[0] = tau
@@ -236,7 +240,7 @@ def _entmax15_write_row(Z, i, m, tau, out, rounded, stack, vals):
     for j in range(K):
         d = (Z[i, j] - m) / 2 - ts
         out[i, j] = d * d if d > 0 else 0
-    s = _block_sum(out, i, 0, K) if K <= 128 else _row_sum(out, i, stack, vals)
+    s = _block_sum(out, i, 0, K)
     for j in range(K):
         out[i, j] = out[i, j] / s
 
@@ -331,8 +335,6 @@ def _entmax15_rows_short(Z, out, zmax, taus):
     n, K = Z.shape
     buf = np.empty(2 * K, dtype=np.float64)
     scratch = np.empty(K, dtype=Z.dtype)
-    stack = np.empty((128, 3), dtype=np.intp)
-    vals = np.empty(128, dtype=out.dtype)
     for i in range(n):
         if K >= _BLOCKED_MAX_MIN:
             m, lanes, ok = _row_max_of_lanes(Z, i, zmax)
@@ -350,7 +352,7 @@ def _entmax15_rows_short(Z, out, zmax, taus):
             tau = _entmax15_sorted_tau(Z, i, m, scratch, taus)
         else:  # K > _COLUMNS_MAX = _ENTMAX15_SORTED_MIN
             tau = _entmax15_support_tau(Z, i, m, tau, buf)
-        _entmax15_write_row(Z, i, m, tau, out, taus, stack, vals)
+        _entmax15_write_row(Z, i, m, tau, out, taus)
     return -1
 
 

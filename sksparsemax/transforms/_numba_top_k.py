@@ -34,8 +34,9 @@ from ._numba_exp import exp_nonpositive
 _NET_K_MAX = 8
 _NET_ROW_MAX = 128
 _PREFILTER_MIN = _COLUMNS_MAX + 1
-# _top_k_prefiltered: rows of up to this many entries copy their candidates
-# without a branch, longer rows (where candidates are rare) behind a test.
+# Rows of up to this many entries copy their candidates without a branch
+# (_sparse_softmax_prefiltered_short), longer rows, where candidates are
+# rare, behind a test (_sparse_softmax_prefiltered_long).
 _BRANCH_FREE_COPY_MAX = 128
 
 
@@ -82,13 +83,18 @@ def _insert_decreasing(bval, bidx, p, x, j):
     bidx[p] = j
 
 
-@njit(**_JIT_INLINE)
+# The networks' helpers below take and return scalars and tuples only. Each
+# is compiled once, on its own, and LLVM inlines it when the kernels are
+# linked (no call to them remains in the machine code); numba's own inlining
+# would copy and type their IR again at each of their many call sites, which
+# took half the compile time of the top-k loss's kernel.
+@njit(**_JIT)
 def _exchange(b, x):
     """``(max(b, x), min(b, x))`` without a branch (``x`` NaN: ``(b, x)``)."""
     return (x if x > b else b), (b if x > b else x)
 
 
-@njit(**_JIT_INLINE)
+@njit(**_JIT)
 def _push4(b, x):
     """Push ``x`` into the decreasing 4-tuple ``b``; the smallest of the five drops out."""
     b0, x = _exchange(b[0], x)
@@ -98,7 +104,7 @@ def _push4(b, x):
     return (b0, b1, b2, b3)
 
 
-@njit(**_JIT_INLINE)
+@njit(**_JIT)
 def _push6(b, x):
     """Push ``x`` into the decreasing 6-tuple ``b``; the smallest of the seven drops out."""
     b0, x = _exchange(b[0], x)
@@ -110,7 +116,7 @@ def _push6(b, x):
     return (b0, b1, b2, b3, b4, b5)
 
 
-@njit(**_JIT_INLINE)
+@njit(**_JIT)
 def _push8(b, x):
     """Push ``x`` into the decreasing 8-tuple ``b``; the smallest of the nine drops out.
 
@@ -129,7 +135,7 @@ def _push8(b, x):
     return (b0, b1, b2, b3, b4, b5, b6, b7)
 
 
-@njit(**_JIT_INLINE)
+@njit(**_JIT)
 def _kth(b, k):
     """``b[k - 1]`` of the 8-tuple ``b`` (``1 <= k <= 8``), by selects."""
     v = b[0]
@@ -235,96 +241,65 @@ def _lane_bound(Z, i, k):
 
 
 @njit(**_JIT_INLINE)
-def _top_k_candidates(Z, i, k, low, bval, bidx):
-    """The k-th largest value ``v`` of row ``i`` from its entries at least ``low`` (at most ``v``).
+def _top_k_long_row(Z, i, k, low, m, bval, bidx, out):
+    """Top-k softmax of a long row ``i`` from its entries at least ``low`` (at most its k-th largest).
 
-    One pass copies the candidates (values into ``bval``, columns into
-    ``bidx``, in row order: a handful on rows of random scores); the
-    network finds the k-th largest value among them, which is the row's,
-    since every entry at least ``v`` is a candidate. Returns ``(v, c)``,
-    ``c`` the number of candidates.
+    The candidates are rare on rows of more than ``_BRANCH_FREE_COPY_MAX``
+    entries: a test that is almost never taken costs less than a store per
+    entry. Their values go into ``bval`` and their columns into ``bidx``
+    (scratch of the row's length), in row order; the network finds the k-th
+    largest value ``v`` among them, which is the row's, since every entry
+    at least ``v`` is a candidate. The row is zeroed, and exp is evaluated,
+    behind a test too, on the kept candidates only (those above ``v`` and
+    the first ones equal to it: exactly k, less ``m``; there the
+    branch-free selection of the short rows and its separate exp loop cost
+    more), summed by :func:`_kept_sum`.
     """
     K = Z.shape[1]
     c = 0
-    # Short rows copy without a branch (a store per entry costs less than a
-    # test mispredicted for a good part of the entries); on long rows the
-    # candidates are rare, and a test that is almost never taken costs less
-    # than a store per entry.
-    if K <= _BRANCH_FREE_COPY_MAX:
-        for j in range(K):
-            x = Z[i, j]
+    for j in range(K):
+        x = Z[i, j]
+        if x >= low:
             bval[c] = x
             bidx[c] = j
-            c += x >= low
-    else:
-        for j in range(K):
-            x = Z[i, j]
-            if x >= low:
-                bval[c] = x
-                bidx[c] = j
-                c += 1
+            c += 1
     ninf = -np.inf
     b = (ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf)
     for a in range(c):
         b = _push8(b, bval[a])
-    return _kth(b, k), c
-
-
-@njit(**_JIT_INLINE)
-def _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out):
-    """Top-k softmax of row ``i`` from its entries at least ``low`` (at most its k-th largest).
-
-    The candidates and the k-th largest value ``v`` come from
-    :func:`_top_k_candidates`. The row is zeroed and exp is evaluated on the
-    kept candidates only (those above ``v`` and the first ones equal to it:
-    exactly k, gathered less ``m`` into ``kept``, scratch of the row's
-    length and dtype), which are summed in row order as NumPy's
-    ``add.reduce`` sums the NumPy path's k kept values (sequentially below
-    8, in pairs of pairs from 8): the two backends differ by the rounding
-    of exp only.
-    """
-    K = Z.shape[1]
-    v, c = _top_k_candidates(Z, i, k, low, bval, bidx)
+    v = _kth(b, k)
     above = 0
     for a in range(c):
         above += bval[a] > v
     ties = k - above
     for j in range(K):
         out[i, j] = 0
-    # The kept candidates move to the front of kept / bidx (p <= a). On rows
-    # whose candidates were copied without a branch, without one here too:
-    # whether a candidate is kept is mispredicted about once per row
-    # otherwise, which costs more than a store per candidate (into bval
-    # itself, a store may hit the entry read next: slower). Longer rows keep
-    # the test and take exp behind it: there the branch-free selection and
-    # its separate exp loop cost more (rows of 1,000 and 10,000 entries).
-    p = 0
-    if K <= _BRANCH_FREE_COPY_MAX:
-        for a in range(c):
-            x = bval[a]
-            kept[p] = x - m
+    p = 0  # the kept candidates move to the front of bval / bidx (p <= a)
+    for a in range(c):
+        x = bval[a]
+        if x > v or (x == v and ties > 0):
+            bval[p] = np.exp(x - m)
             bidx[p] = bidx[a]
-            p += (x > v) | ((x == v) & (ties > 0))
-            ties -= x == v
-        for a in range(k):
-            bval[a] = np.exp(kept[a])
-    else:
-        for a in range(c):
-            x = bval[a]
-            if x > v or (x == v and ties > 0):
-                bval[p] = np.exp(x - m)
-                bidx[p] = bidx[a]
-                p += 1
-            ties -= x == v
-    if k < 8:
-        s = bval[0]
-        for a in range(1, k):
-            s += bval[a]
-    else:  # k == 8
-        s = (bval[0] + bval[1]) + (bval[2] + bval[3])
-        s += (bval[4] + bval[5]) + (bval[6] + bval[7])
+            p += 1
+        ties -= x == v
+    s = _kept_sum(bval, k)
     for a in range(k):
         out[i, bidx[a]] = bval[a] / s
+
+
+@njit(**_JIT_INLINE)
+def _kept_sum(e, k):
+    """``e[0] + ... + e[k - 1]`` (``k <= 8``) in the order of NumPy's ``add.reduce`` on k values.
+
+    Sequentially below 8, in pairs of pairs at 8: the NumPy path sums its k
+    kept values so, and the two backends differ by the rounding of exp only.
+    """
+    if k < 8:
+        s = e[0]
+        for a in range(1, k):
+            s += e[a]
+        return s
+    return ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]))
 
 
 def sparse_softmax_rows(Z, k, out, zmax):
@@ -338,20 +313,24 @@ def sparse_softmax_rows(Z, k, out, zmax):
     arithmetic row by row, :func:`_sparse_softmax_network_rows`); on longer
     rows, the network sees only the entries above a lower bound of ``v``,
     and exp is evaluated for the k kept ones only
-    (:func:`_sparse_softmax_prefiltered`). Otherwise one pass per row finds
+    (:func:`_sparse_softmax_prefiltered_short`, and
+    :func:`_sparse_softmax_prefiltered_long` on rows of more than
+    ``_BRANCH_FREE_COPY_MAX`` entries). Otherwise one pass per row finds
     the k largest entries and the row maximum (:func:`top_k_row`). Among
     equal values at the k-th place the lowest indices are kept. Writes
     ``out`` and ``zmax``; returns the first invalid row or -1.
 
     A Python function that picks the compiled kernel by k and the row
     length: numba then compiles, on a first call, that kernel only, where
-    one compiled function that chose inside would compile all four.
+    one compiled function that chose inside would compile all five.
     """
     K = Z.shape[1]
     if k > _NET_K_MAX:
         return _sparse_softmax_insertion(Z, k, out, zmax)
+    if K > _BRANCH_FREE_COPY_MAX:
+        return _sparse_softmax_prefiltered_long(Z, k, out, zmax)
     if K >= _PREFILTER_MIN:
-        return _sparse_softmax_prefiltered(Z, k, out, zmax)
+        return _sparse_softmax_prefiltered_short(Z, k, out, zmax)
     if _COLUMNS_VECTORISED:
         return sparse_softmax_columns(Z, k, out, zmax)
     return _sparse_softmax_network_rows(Z, k, out, zmax)
@@ -385,26 +364,81 @@ def _sparse_softmax_network_rows(Z, k, out, zmax):
 
 
 @njit(**_JIT)
-def _sparse_softmax_prefiltered(Z, k, out, zmax):
-    """:func:`sparse_softmax_rows` for ``k <= 8`` on rows of at least ``_PREFILTER_MIN`` entries.
+def _sparse_softmax_prefiltered_short(Z, k, out, zmax):
+    """:func:`sparse_softmax_rows` for ``k <= 8`` on rows of more than ``_COLUMNS_MAX`` and up to ``_BRANCH_FREE_COPY_MAX`` entries.
 
-    Per row, one vectorised pass gives the maximum and a lower bound of the
-    k-th largest value (:func:`_lane_bound`), and :func:`_top_k_prefiltered`
-    runs the network on the entries above it only: on rows of random scores
-    a handful, where the network over every entry costs 8
-    compare-exchanges per entry and the insertion of :func:`top_k_row` a
-    mispredicted branch per entry that enters its buffer.
+    Per row, one vectorised pass gives the maximum and a lower bound
+    ``low`` of the k-th largest value ``v`` (:func:`_lane_bound`). A second
+    pass zeroes the row and lists the columns of the candidates (the
+    entries at least ``low``: a handful on rows of random scores) without a
+    branch: a store per entry costs less than a test mispredicted for a
+    good part of the entries, and the column alone is stored (the values
+    are read back from the row, in the cache: a second store per entry
+    costs more). The network finds ``v`` among the candidates, which is the
+    row's, since every entry at least ``v`` is one; the kept ones (above
+    ``v``, and the first ones equal to it: exactly k) move to the front of
+    the list, again without a branch (whether a candidate is kept is
+    mispredicted about once per row otherwise), and exp is evaluated on
+    them only. The network over every entry would cost 8 compare-exchanges
+    per entry, the insertion of :func:`top_k_row` a mispredicted branch per
+    entry that enters its buffer.
     """
     n, K = Z.shape
-    bval = np.empty(K, dtype=Z.dtype)
     bidx = np.empty(K, dtype=np.intp)
-    kept = np.empty(K if K <= _BRANCH_FREE_COPY_MAX else 0, dtype=Z.dtype)
+    e = np.empty(8, dtype=Z.dtype)
+    ninf = -np.inf
     for i in range(n):
         m, low, nan = _lane_bound(Z, i, k)
         if not _store_max(m, nan, zmax, i):
             return i
         m = zmax[i]  # in the dtype of Z, as the NumPy path subtracts it
-        _top_k_prefiltered(Z, i, k, low, m, bval, bidx, kept, out)
+        c = 0
+        for j in range(K):
+            x = Z[i, j]
+            out[i, j] = 0
+            bidx[c] = j
+            c += x >= low
+        b = (ninf, ninf, ninf, ninf, ninf, ninf, ninf, ninf)
+        for a in range(c):
+            b = _push8(b, Z[i, bidx[a]])
+        v = _kth(b, k)
+        above = 0
+        for a in range(c):
+            above += Z[i, bidx[a]] > v
+        ties = k - above
+        p = 0
+        for a in range(c):
+            j = bidx[a]
+            x = Z[i, j]
+            bidx[p] = j
+            p += (x > v) | ((x == v) & (ties > 0))
+            ties -= x == v
+        for a in range(k):
+            e[a] = np.exp(Z[i, bidx[a]] - m)
+        s = _kept_sum(e, k)
+        for a in range(k):
+            out[i, bidx[a]] = e[a] / s
+    return -1
+
+
+@njit(**_JIT)
+def _sparse_softmax_prefiltered_long(Z, k, out, zmax):
+    """:func:`sparse_softmax_rows` for ``k <= 8`` on rows of more than ``_BRANCH_FREE_COPY_MAX`` entries.
+
+    Per row, one vectorised pass gives the maximum and a lower bound of the
+    k-th largest value (:func:`_lane_bound`), and :func:`_top_k_long_row`
+    runs the network on the entries above it only (a handful on rows of
+    random scores).
+    """
+    n, K = Z.shape
+    bval = np.empty(K, dtype=Z.dtype)
+    bidx = np.empty(K, dtype=np.intp)
+    for i in range(n):
+        m, low, nan = _lane_bound(Z, i, k)
+        if not _store_max(m, nan, zmax, i):
+            return i
+        m = zmax[i]  # in the dtype of Z, as the NumPy path subtracts it
+        _top_k_long_row(Z, i, k, low, m, bval, bidx, out)
     return -1
 
 
