@@ -85,9 +85,9 @@ def _insert_decreasing(bval, bidx, p, x, j):
 
 # The networks' helpers below take and return scalars and tuples only. Each
 # is compiled once, on its own, and LLVM inlines it when the kernels are
-# linked (no call to them remains in the machine code); numba's own inlining
-# would copy and type their IR again at each of their many call sites, which
-# took half the compile time of the top-k loss's kernel.
+# linked (no call to them remains in the machine code), where numba's own
+# inlining would copy and type their IR again at each of their many call
+# sites, a large part of the compile time of the kernels that call them.
 @njit(**_JIT)
 def _exchange(b, x):
     """``(max(b, x), min(b, x))`` without a branch (``x`` NaN: ``(b, x)``)."""
